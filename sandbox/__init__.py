@@ -1,0 +1,26 @@
+"""Runs untrusted Python with tests under limits. Knows nothing of LLMs.
+
+Public API: `open_sandbox(config)` returns a `Sandbox`; `Sandbox.run(RunRequest)`
+returns one `TestOutcome` per test.
+"""
+from sandbox.base import (
+    Limits,
+    RunRequest,
+    Sandbox,
+    SandboxConfig,
+    SandboxUnavailable,
+    Status,
+    TestOutcome,
+)
+from sandbox.registry import open_sandbox
+
+__all__ = [
+    "Limits",
+    "RunRequest",
+    "Sandbox",
+    "SandboxConfig",
+    "SandboxUnavailable",
+    "Status",
+    "TestOutcome",
+    "open_sandbox",
+]

@@ -1,0 +1,79 @@
+"""The sandbox contract: run one untrusted program against a list of tests.
+
+This package imports nothing from `harness`; it knows programs and tests, not models.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, Sequence, runtime_checkable
+
+Status = Literal["passed", "failed", "error", "timeout"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits applied to every test run."""
+
+    timeout_s: float = 5.0  # wall clock, per test
+    memory_mb: int = 512  # address space per test process, and container memory cap
+    max_output_bytes: int = 64 * 1024  # stdout+stderr kept per test; the rest is dropped
+    max_file_mb: int = 16  # largest file a test may write
+    pids: int = 64  # container process cap
+    cpus: float = 1.0  # container CPU cap
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """The result of one test against one program.
+
+    `detail` is the failing assertion with the observed value
+    (``assert add(1, 2) == 4  # got 3``), or the exception's last line, or why it
+    timed out; trimmed to a bounded length. Empty when passed.
+    """
+
+    test: str
+    status: Status
+    detail: str = ""
+    duration_s: float = 0.0
+    output: str = ""  # trimmed stdout+stderr, for debugging only
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    program: str  # the code under test (a module's source)
+    tests: Sequence[str]  # each runs, isolated, after `program` in the same namespace
+    timeout_s: float | None = None  # per test; None means Limits.timeout_s
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """Runs a program against tests, each test isolated from the others.
+
+    Implementations are thread safe: `run` may be called from many threads at once;
+    calls beyond the pool size queue.
+    """
+
+    name: str
+
+    def run(self, request: RunRequest) -> list[TestOutcome]:
+        """One outcome per test, in order. Never raises for anything the program does."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class SandboxUnavailable(RuntimeError):
+    """The backend cannot start (no engine, no image); the message says what to do."""
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    backend: str = "docker"  # "docker" | "process"
+    workers: int = 2  # pool size: containers (docker) or concurrent jobs (process)
+    image: str = "reflexion-harness-sandbox:latest"
+    limits: Limits = field(default_factory=Limits)
+    jobs_per_container: int = 500  # recycle a container after this many jobs
