@@ -1,0 +1,48 @@
+"""Command-line entry point: a thin dispatcher, one module per sub-command."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+# Sub-command name -> module in harness.commands exposing `register(subparsers)`;
+# `register` adds the parser and sets `func(args) -> int` as its default.
+COMMANDS: dict[str, str] = {
+    "run": "run",
+    "report": "report",
+    "compare": "compare",
+    "export": "export",
+    "memory": "memory",
+    "tasks": "tasks",
+    "model": "model",
+    "sandbox": "sandbox",
+}
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m harness",
+        description="Benchmark harness for Reflexion-style self-correcting code agents.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module in COMMANDS.items():
+        importlib.import_module(f"harness.commands.{module}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
