@@ -53,7 +53,8 @@ class TrialRecord:
     memory_shown: list[str] = field(default_factory=list)  # lessons in this trial's prompt
     testgen: dict[str, Any] | None = None  # trial 1: {"raw_output", "kept", "dropped"}
     error: str | None = None  # model error or unparseable output, with the reason
-    model_calls: int = 0  # calls that reached a model (cache hits excluded)
+    model_calls: int = 0  # calls the strategy made (cache hits included: compute asked for)
+    # of which served from the response cache (no model ran)
     cached_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0

@@ -1,0 +1,197 @@
+"""`python -m harness run`: one task set x strategies x one model, into results/<run-id>/."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.cli import UsageError
+from harness.config import STRATEGY_CHOICES, ConfigError, RunConfig
+
+# Settings a resumed run may change: how it runs, not what it measures.
+RESUMABLE_OVERRIDES = ("workers", "sandbox", "sandbox_workers", "cache", "report")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    d = RunConfig()
+    p = sub.add_parser(
+        "run",
+        help="run strategies over a task set and write results/<run-id>/",
+        description=(
+            "Runs each strategy over a task set and writes run.json, trials.jsonl, "
+            "summary.json and a report into a new run folder. With no flags: the embedded "
+            f"local model on the '{d.tasks}' tasks, reflexion and baseline. Every flag can "
+            "also be set in a TOML file given with --config (flags win)."
+        ),
+    )
+    a = p.add_argument
+    a("--config", type=Path, metavar="FILE", help="TOML file of settings (top level or a [run] table)")
+    a("--tasks", metavar="SPEC", help=f"task set: builtin, humaneval, mbpp[:full], hf:<dataset>[:<config>][:<split>], jsonl:<path> or a path (default {d.tasks})")
+    a("--strategy", choices=list(STRATEGY_CHOICES), help=f"reflexion, baseline, feedback (retry with test feedback, no reflection), both = reflexion+baseline, all (default {d.strategy})")
+    a("--model", metavar="SPEC", help=f"local[:<gguf>], anthropic:<model>, openai:<model>@<base-url>, scripted:<file> (default {d.model})")
+    a("--trials", type=int, metavar="N", help=f"max trials per attempt (default {d.trials})")
+    a("--samples", type=int, metavar="N", help=f"independent attempts per task and strategy (default {d.samples})")
+    a("--k", metavar="LIST", help="pass@k values to report, e.g. 1,5; each k <= samples (default 1)")
+    a("--limit", type=int, metavar="N", help="only the first N tasks")
+    a("--task-ids", metavar="ID,...", help="only these tasks")
+    a("--workers", type=int, metavar="N", help=f"units of work (task x strategy x attempt) in flight at once (default {d.workers})")
+    a("--sandbox", choices=["docker", "process"], help="docker (default) or process: UNSAFE, model code runs on this host without isolation")
+    a("--sandbox-workers", type=int, metavar="N", help="containers in the sandbox pool (default: CPU cores)")
+    a("--out", type=Path, metavar="DIR", help=f"folder for run folders (default {d.out})")
+    a("--resume", type=Path, metavar="RUN_DIR", help="finish an interrupted run: no finished trial lost, none done twice")
+    a("--memory-dir", type=Path, metavar="DIR", help=f"long-term memory folder (default {d.memory_dir})")
+    a("--memory-window", type=int, metavar="N", help=f"lessons the Actor sees (default {d.memory_window})")
+    a("--memory-namespace", metavar="NAME", help="share lessons across runs under this name (default: the run's own, empty at start)")
+    a("--max-internal-tests", type=int, metavar="M", help=f"internal tests the agent writes per attempt (default {d.max_internal_tests})")
+    a("--temperature", type=float, metavar="T", help=f"sampling temperature (default {d.temperature})")
+    a("--seed", type=int, metavar="S", help=f"base seed; attempt i uses S+i-1 (default {d.seed})")
+    a("--max-tokens", type=int, metavar="N", help=f"max tokens per Actor answer (default {d.max_tokens})")
+    a("--test-timeout", dest="test_timeout_s", type=float, metavar="SEC", help=f"per-test time limit (default {d.test_timeout_s})")
+    a("--requests-per-minute", type=int, metavar="N", help="API rate limit shared by all workers")
+    a("--tokens-per-minute", type=int, metavar="N", help="API token limit shared by all workers")
+    a("--no-cache", dest="cache", action="store_const", const=False, help="do not use the response cache")
+    a("--no-report", dest="report", action="store_const", const=False, help="skip the HTML/Markdown report")
+    a("--oracle-feedback", action="store_const", const=True, help="ABLATION: feedback from the hidden tests (reports flag it)")
+    p.set_defaults(func=run_command)
+
+
+def _flag_values(args: argparse.Namespace) -> dict[str, Any]:
+    skip = {"command", "func", "config", "resume"}
+    return {k: v for k, v in vars(args).items() if k not in skip and v is not None}
+
+
+def build_config(args: argparse.Namespace) -> RunConfig:
+    values: dict[str, Any] = {}
+    if args.config is not None:
+        values.update(RunConfig.load_toml(args.config))
+    values.update(_flag_values(args))
+    source = str(args.config) if args.config else "command line"
+    return RunConfig.from_dict(values, source=source).validate()
+
+
+def run_command(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    # Imported here so `--help` and config errors stay fast.
+    from harness.models import ModelConfigError, ModelSettings, Price, open_model
+    from harness.results import read_run_header
+    from harness.runner import RunInterrupted, Runner, make_header, prepare_run_dir
+    from harness.tasks import TaskError, load_tasks
+    from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox
+
+    t0 = time.perf_counter()
+    header: dict[str, Any] | None = None
+    if args.resume is not None:
+        run_dir = args.resume
+        try:
+            header = read_run_header(run_dir)
+        except (FileNotFoundError, ValueError) as exc:
+            raise UsageError(f"--resume {run_dir}: {exc}") from None
+        config = RunConfig.from_dict(header["config"], source=f"{run_dir}/run.json")
+        overrides = {k: v for k, v in _flag_values(args).items() if k in RESUMABLE_OVERRIDES}
+        ignored = sorted(set(_flag_values(args)) - set(RESUMABLE_OVERRIDES))
+        if ignored:
+            print(f"note: resuming uses the run's own settings; ignoring --{', --'.join(ignored)}", file=sys.stderr)
+        config = config.replace(**overrides).validate()
+    else:
+        config = build_config(args)
+
+    try:
+        tasks = load_tasks(config.tasks).select(task_ids=config.task_ids, limit=config.limit)
+    except TaskError as exc:
+        raise UsageError(str(exc)) from None
+    if not tasks.tasks:
+        raise UsageError(f"task set {config.tasks!r} selects no task")
+    if header is not None and tasks.digest != header["tasks"]["digest"]:
+        raise UsageError(
+            f"--resume {args.resume}: the task set {config.tasks!r} changed since the run started "
+            f"(digest {tasks.digest} != {header['tasks']['digest']})"
+        )
+    if config.samples > 1 and config.temperature == 0.0:
+        print("note: samples > 1 at temperature 0 gives near-identical attempts; pass@k>1 will say little", file=sys.stderr)
+
+    settings = ModelSettings(
+        timeout_s=config.model_timeout_s,
+        max_retries=config.max_retries,
+        requests_per_minute=config.requests_per_minute,
+        tokens_per_minute=config.tokens_per_minute,
+        prices={m: Price(**p) for m, p in config.prices.items()},
+        cache_dir=config.cache_dir if config.cache else None,
+    )
+    try:
+        model = open_model(config.model, settings)
+    except ModelConfigError as exc:
+        raise UsageError(str(exc)) from None
+    t_model = time.perf_counter()
+
+    try:
+        sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers))
+    except SandboxUnavailable as exc:
+        model.close()
+        raise UsageError(str(exc)) from None
+    t_sandbox = time.perf_counter()
+
+    if header is None:
+        run_dir, header = prepare_run_dir(config, tasks, config.sandbox)
+    print(
+        f"run {header['run_id']}: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)}"
+        f" x {config.samples} sample(s), up to {config.trials} trials; model {config.model}; "
+        f"sandbox {config.sandbox} ({config.sandbox_workers} workers); folder {run_dir}",
+        file=sys.stderr,
+    )
+    if getattr(model, "serialized", False):
+        print("note: the local model runs one call at a time (one llama.cpp context); workers overlap sandbox work only", file=sys.stderr)
+
+    runner = Runner(config, run_dir, header, tasks, model, sandbox, show_progress=True)
+    try:
+        result = runner.execute()
+    except RunInterrupted as exc:
+        print(str(exc), file=sys.stderr)
+        sandbox.close()
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(130)  # worker threads may be inside a model call; do not wait for them
+    sandbox.close()
+    model.close()
+    return finish_run(result, config, timings={
+        "load_s": round(t_model - t0, 3),
+        "sandbox_start_s": round(t_sandbox - t_model, 3),
+        **result.timings,
+    })
+
+
+def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> int:
+    from harness.results import write_json
+    from harness.summary import build_summary, format_summary
+
+    summary = build_summary(result.header, result.records)
+    records = result.records
+    timings["model_s"] = round(sum(r.model_s for r in records), 3)
+    timings["sandbox_s"] = round(sum(r.sandbox_s for r in records), 3)
+    report_path = None
+    if config.report:
+        from harness.report import write_report
+
+        t = time.perf_counter()
+        write_json(result.run_dir / "summary.json", {**summary, "timings": timings})
+        report_path = write_report(result.run_dir)
+        timings["report_s"] = round(time.perf_counter() - t, 3)
+    summary["timings"] = timings
+    write_json(result.run_dir / "summary.json", summary)
+    print(format_summary(summary))
+    print(
+        "time: " + ", ".join(f"{k.removesuffix('_s')} {v:.1f}s" for k, v in timings.items())
+        + "  (model and sandbox are summed over workers)"
+    )
+    print(f"run folder: {result.run_dir}")
+    if report_path is not None:
+        print(f"report: {report_path}")
+    return 0

@@ -1,0 +1,179 @@
+"""RunConfig: every run setting and its default in one place.
+
+Built from the defaults, then a TOML file (`--config`), then command-line flags;
+validated once; written whole into run.json.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+STRATEGY_CHOICES: dict[str, tuple[str, ...]] = {
+    "reflexion": ("reflexion",),
+    "baseline": ("baseline",),
+    "feedback": ("feedback",),
+    "both": ("reflexion", "baseline"),
+    "all": ("reflexion", "feedback", "baseline"),
+}
+
+
+class ConfigError(ValueError):
+    """A setting is wrong; the message names the setting (and the file, if any)."""
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    tasks: str = "builtin"  # task-set spec: builtin, humaneval, mbpp, hf:..., jsonl:..., a path
+    strategy: str = "both"  # one of STRATEGY_CHOICES
+    model: str = "local"  # model spec: local[:gguf], anthropic:<m>, openai:<m>@<url>, scripted:<file>
+    trials: int = 5  # max trials per attempt (reflexion, feedback); baseline always 1
+    samples: int = 1  # independent attempts per task and strategy
+    k: tuple[int, ...] = (1,)  # pass@k to report; each k <= samples
+    limit: int | None = None  # first N tasks
+    task_ids: tuple[str, ...] | None = None  # only these tasks, in this order
+    workers: int = 8  # units of work (task x strategy x attempt) in flight at once
+    sandbox: str = "docker"  # docker | process (unsafe: no isolation)
+    sandbox_workers: int = field(default_factory=available_cores)  # containers in the pool
+    out: Path = Path("results")
+    memory_dir: Path = Path("reflections")
+    memory_window: int = 3  # lessons the Actor sees
+    memory_namespace: str | None = None  # share lessons across runs under this name
+    max_internal_tests: int = 6
+    temperature: float = 0.0
+    seed: int = 0
+    max_tokens: int = 768  # per Actor answer
+    max_tokens_tests: int = 384
+    max_tokens_lesson: int = 256
+    test_timeout_s: float = 5.0  # per test, internal and hidden (a task may set its own)
+    cache: bool = True  # response cache for temperature-0 calls
+    cache_dir: Path = Path(".cache/responses")
+    model_timeout_s: float = 120.0
+    max_retries: int = 5
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+    prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # model id -> {input, output, ...} $/Mtok
+    oracle_feedback: bool = False  # ablation: feedback from hidden tests (reports flag it)
+    report: bool = True  # write the report at the end of the run
+
+    @property
+    def strategies(self) -> tuple[str, ...]:
+        return STRATEGY_CHOICES[self.strategy]
+
+    def validate(self) -> "RunConfig":
+        if self.strategy not in STRATEGY_CHOICES:
+            raise ConfigError(
+                f"strategy {self.strategy!r} unknown; choose one of {', '.join(STRATEGY_CHOICES)}"
+            )
+        positive = {
+            "trials": self.trials,
+            "samples": self.samples,
+            "workers": self.workers,
+            "sandbox_workers": self.sandbox_workers,
+            "max_internal_tests": self.max_internal_tests,
+            "max_tokens": self.max_tokens,
+            "max_tokens_tests": self.max_tokens_tests,
+            "max_tokens_lesson": self.max_tokens_lesson,
+        }
+        for name, value in positive.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+        if self.limit is not None and (not isinstance(self.limit, int) or self.limit < 1):
+            raise ConfigError(f"limit must be an integer >= 1, got {self.limit!r}")
+        if self.memory_window < 0:
+            raise ConfigError(f"memory_window must be >= 0, got {self.memory_window!r}")
+        if not self.k or any((not isinstance(k, int)) or k < 1 for k in self.k):
+            raise ConfigError(f"k must be a list of integers >= 1, got {self.k!r}")
+        too_big = [k for k in self.k if k > self.samples]
+        if too_big:
+            raise ConfigError(
+                f"k={','.join(map(str, too_big))} exceeds samples={self.samples}: "
+                "pass@k needs at least k samples per task (raise --samples)"
+            )
+        if not 0.0 <= self.temperature <= 2.0:
+            raise ConfigError(f"temperature must be within [0, 2], got {self.temperature!r}")
+        if self.test_timeout_s <= 0:
+            raise ConfigError(f"test_timeout_s must be > 0, got {self.test_timeout_s!r}")
+        if self.sandbox not in ("docker", "process"):
+            raise ConfigError(f"sandbox must be 'docker' or 'process', got {self.sandbox!r}")
+        return self
+
+    def replace(self, **changes: Any) -> "RunConfig":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Path):
+                value = str(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, Mapping):
+                value = {k: dict(v) if isinstance(v, Mapping) else v for k, v in value.items()}
+            out[f.name] = value
+        out["strategies"] = list(self.strategies)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "config") -> "RunConfig":
+        """Builds from plain values (a TOML table, or run.json's config)."""
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        kwargs: dict[str, Any] = {}
+        for key, value in data.items():
+            name = key.replace("-", "_")
+            if name == "strategies":
+                continue  # derived from `strategy`
+            if name not in known:
+                raise ConfigError(f"{source}: unknown setting {key!r}")
+            kwargs[name] = _coerce(name, value, source)
+        return cls(**kwargs)
+
+    @classmethod
+    def load_toml(cls, path: Path) -> dict[str, Any]:
+        """Reads a TOML config file; settings may sit at top level or under [run]."""
+        if not path.is_file():
+            raise ConfigError(f"config file not found: {path}")
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+        data = dict(data.get("run", data))
+        cls.from_dict(data, source=str(path))  # fail early on unknown keys / bad types
+        return data
+
+
+_PATHS = {"out", "memory_dir", "cache_dir"}
+_INT_TUPLES = {"k"}
+_STR_TUPLES = {"task_ids"}
+
+
+def _coerce(name: str, value: Any, source: str) -> Any:
+    try:
+        if value is None:
+            return None
+        if name in _PATHS:
+            return Path(value)
+        if name in _INT_TUPLES:
+            if isinstance(value, str):
+                value = [v for v in value.split(",") if v.strip()]
+            return tuple(int(v) for v in value)
+        if name in _STR_TUPLES:
+            if isinstance(value, str):
+                value = [v.strip() for v in value.split(",") if v.strip()]
+            return tuple(str(v) for v in value)
+        if name == "prices":
+            return {str(m): {str(k): float(v) for k, v in p.items()} for m, p in value.items()}
+        return value
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"{source}: setting {name!r} has a bad value {value!r} ({exc})") from None

@@ -1,0 +1,86 @@
+"""Long-term memory: verbal lessons, one JSON line each, a file per task.
+
+Layout: <memory_dir>/<namespace>/<task-id>.jsonl. A run writes under its own
+namespace (its run id) unless the user names a shared one, in which case the Actor
+also sees lessons earlier runs left there (continual learning across runs).
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Lesson:
+    run_id: str
+    task_id: str
+    strategy: str
+    attempt: int
+    trial: int
+    text: str
+    time: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, int, int]:
+        return (self.run_id, self.strategy, self.attempt, self.trial)
+
+
+def _file_name(task_id: str) -> str:
+    # Task ids such as "HumanEval/0" hold characters that cannot be in a file name.
+    return re.sub(r"[^A-Za-z0-9._-]", "_", task_id) + ".jsonl"
+
+
+class MemoryStore:
+    def __init__(self, root: Path, namespace: str) -> None:
+        self.root = root
+        self.namespace = namespace
+        self.folder = root / namespace
+        self._lock = threading.Lock()
+
+    def _path(self, task_id: str) -> Path:
+        return self.folder / _file_name(task_id)
+
+    def lessons(self, task_id: str) -> list[Lesson]:
+        path = self._path(task_id)
+        if not path.exists():
+            return []
+        out = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                try:
+                    out.append(Lesson(**json.loads(line)))
+                except (json.JSONDecodeError, TypeError):
+                    continue  # a torn line from a killed run
+        return [lesson for lesson in out if lesson.task_id == task_id]
+
+    def add(self, lesson: Lesson) -> None:
+        """Idempotent by (run, strategy, attempt, trial): resuming never duplicates."""
+        with self._lock:
+            if any(existing.key == lesson.key for existing in self.lessons(lesson.task_id)):
+                return
+            if not lesson.time:
+                lesson = Lesson(**{**asdict(lesson), "time": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with self._path(lesson.task_id).open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(asdict(lesson), ensure_ascii=False) + "\n")
+                fh.flush()
+
+    def recall(self, task_id: str, *, run_id: str, strategy: str, attempt: int, window: int) -> list[str]:
+        """The last `window` lessons the Actor may see for this attempt.
+
+        Within a run, attempts are independent samples, so an attempt sees its own
+        lessons only; lessons left by earlier runs in a shared namespace are visible
+        to every attempt.
+        """
+        if window <= 0:
+            return []
+        seen = [
+            lesson.text
+            for lesson in self.lessons(task_id)
+            if lesson.run_id != run_id or (lesson.strategy == strategy and lesson.attempt == attempt)
+        ]
+        return seen[-window:]
