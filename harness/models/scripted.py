@@ -5,7 +5,8 @@ A script is a list of rules. A rule with `match` answers any call whose prompt
 form a queue, consumed one per call, in order. Matching rules are tried first, so
 a script can be deterministic however calls interleave across workers.
 
-File format (JSON Lines): `{"reply": "..."}` or `{"match": "...", "reply": "..."}`.
+File format (JSON Lines): `{"reply": "..."}` or `{"match": "...", "reply": "..."}`;
+a line `{"latency_s": 0.2}` makes every call take that long (demos, interruption tests).
 """
 from __future__ import annotations
 
@@ -69,11 +70,15 @@ class ScriptedModel:
             raise ModelConfigError(f"scripted model file not found: {path}")
         replies: list[str] = []
         rules: list[tuple[str, str]] = []
+        latency_s = 0.0
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
             try:
                 row = json.loads(line)
+                if isinstance(row, dict) and set(row) == {"latency_s"}:
+                    latency_s = float(row["latency_s"])
+                    continue
                 reply = row["reply"]
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise ModelConfigError(
@@ -83,7 +88,7 @@ class ScriptedModel:
                 rules.append((str(row["match"]), str(reply)))
             else:
                 replies.append(str(reply))
-        return cls(replies, rules=rules, spec=f"scripted:{path}")
+        return cls(replies, rules=rules, spec=f"scripted:{path}", latency_s=latency_s)
 
     def complete(
         self,
