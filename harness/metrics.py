@@ -1,0 +1,453 @@
+"""Metrics over trial records: pure functions, no I/O.
+
+Rules every function here follows:
+
+* Only *complete* attempts count: an attempt (task, strategy, attempt) is complete
+  when it has a record with ``final=True``. A killed run leaves incomplete attempts;
+  they are counted (``incomplete_attempts``) and otherwise left out.
+* An attempt's result is its *final* trial's hidden verdict, never "any trial passed":
+  an attempt whose trial 2 passed the hidden tests but whose submitted trial 3 fails
+  counts as a failure.
+* Rates are averaged per task over its attempts first, then over tasks, so every
+  task weighs the same whatever its number of complete attempts.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from harness.results import TrialRecord
+
+BASELINE = "baseline"
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20230320  # fixed so that a report is reproducible byte for byte
+
+_TRIAL_COLUMNS = [
+    "task_id", "strategy", "attempt", "trial", "final", "stop_reason", "hidden_passed",
+    "internal_passed", "error", "model_calls", "cached_calls", "input_tokens",
+    "output_tokens", "cost_usd", "wall_s",
+]
+
+
+# --------------------------------------------------------------------------- pass@k
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k estimator of Chen et al. (2021) for one task.
+
+    1 - C(n-c, k) / C(n, k), computed as 1 - prod_{i=n-c+1..n} (1 - k/i), which never
+    forms the huge binomials. n samples, c of them correct.
+    """
+    if not (0 <= c <= n) or k < 1:
+        raise ValueError(f"pass_at_k needs 0 <= c <= n and k >= 1, got n={n}, c={c}, k={k}")
+    if k > n:
+        raise ValueError(f"pass@{k} needs at least {k} samples per task, got n={n}")
+    if n - c < k:
+        return 1.0
+    return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+
+
+# --------------------------------------------------------------------------- frames
+
+def trials_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
+    """One row per trial record, with the columns the metrics need.
+
+    Adds ``complete`` (the attempt has a final record) and ``last_trial`` (the
+    final record's trial number; NaN for incomplete attempts). Records beyond an
+    attempt's final trial cannot happen in a valid log and are dropped.
+    """
+    rows = [
+        {
+            "task_id": r.task_id, "strategy": r.strategy, "attempt": r.attempt,
+            "trial": r.trial, "final": r.final, "stop_reason": r.stop_reason,
+            "hidden_passed": bool(r.hidden_passed), "internal_passed": r.internal_passed,
+            "error": r.error, "model_calls": r.model_calls, "cached_calls": r.cached_calls,
+            "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
+            "cost_usd": r.cost_usd, "wall_s": r.wall_s,
+        }
+        for r in records
+    ]
+    df = pd.DataFrame(rows, columns=_TRIAL_COLUMNS)
+    if df.empty:
+        df["complete"] = pd.Series(dtype=bool)
+        df["last_trial"] = pd.Series(dtype=float)
+        return df
+    keys = ["task_id", "strategy", "attempt"]
+    df = df.drop_duplicates(subset=keys + ["trial"], keep="last")
+    last = df[df["final"]].groupby(keys)["trial"].max().rename("last_trial")
+    df = df.join(last, on=keys)
+    df["complete"] = df["last_trial"].notna()
+    df = df[~(df["complete"] & (df["trial"] > df["last_trial"]))]
+    return df.sort_values(keys + ["trial"]).reset_index(drop=True)
+
+
+def attempts_frame(trials: pd.DataFrame) -> pd.DataFrame:
+    """One row per complete attempt: its final verdict and what it spent.
+
+    Columns: task_id, strategy, attempt, trials (the final trial number), passed,
+    stop_reason, error, calls (model + cached calls: the compute the strategy asked
+    for, whether or not the response cache served it), tokens (input + output).
+    """
+    done = trials[trials["complete"]]
+    keys = ["task_id", "strategy", "attempt"]
+    cols = keys + ["trials", "passed", "stop_reason", "error", "calls", "tokens"]
+    if done.empty:
+        return pd.DataFrame(columns=cols)
+    spend = done.assign(
+        calls=done["model_calls"] + done["cached_calls"],
+        tokens=done["input_tokens"] + done["output_tokens"],
+    ).groupby(keys)[["calls", "tokens"]].sum()
+    final = done[done["final"]].set_index(keys)
+    out = pd.DataFrame({
+        "trials": final["trial"].astype(int),
+        "passed": final["hidden_passed"].astype(bool),
+        "stop_reason": final["stop_reason"],
+        "error": final["error"],
+    }).join(spend)
+    return out.reset_index()[cols]
+
+
+def incomplete_attempts(trials: pd.DataFrame) -> dict[str, int]:
+    """Number of attempts without a final record, per strategy."""
+    part = trials[~trials["complete"]]
+    counts = part.drop_duplicates(["task_id", "strategy", "attempt"]).groupby("strategy").size()
+    return {str(s): int(n) for s, n in counts.items()}
+
+
+# --------------------------------------------------------------------------- per task
+
+def per_task_pass_at_k(attempts: pd.DataFrame, strategy: str, k: int) -> pd.Series:
+    """pass@k per task (index task_id) for one strategy; tasks with fewer than k
+    complete attempts are left out (their pass@k is not defined)."""
+    sub = attempts[attempts["strategy"] == strategy]
+    grouped = sub.groupby("task_id")["passed"].agg(["size", "sum"])
+    values = {
+        task: pass_at_k(int(row["size"]), int(row["sum"]), k)
+        for task, row in grouped.iterrows()
+        if row["size"] >= k
+    }
+    return pd.Series(values, dtype=float, name=f"pass@{k}").sort_index()
+
+
+def bootstrap_ci(
+    values: Sequence[float] | np.ndarray,
+    *,
+    level: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean, resampling tasks with replacement."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    means = arr[rng.integers(0, arr.size, size=(resamples, arr.size))].mean(axis=1)
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
+    return (float(lo), float(hi))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean over tasks with its 95% bootstrap CI; tasks = how many were averaged."""
+
+    value: float
+    ci_low: float
+    ci_high: float
+    tasks: int
+
+
+def estimate(per_task: pd.Series) -> Estimate:
+    if per_task.empty:
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    lo, hi = bootstrap_ci(per_task.to_numpy())
+    return Estimate(float(per_task.mean()), lo, hi, int(per_task.size))
+
+
+def pass_at_k_table(attempts: pd.DataFrame, strategies: Sequence[str], ks: Sequence[int]) -> pd.DataFrame:
+    """Rows (strategy, k): pass@k averaged over tasks with its 95% bootstrap CI."""
+    rows = []
+    for strategy in strategies:
+        for k in ks:
+            est = estimate(per_task_pass_at_k(attempts, strategy, k))
+            rows.append({"strategy": strategy, "k": k, "pass": est.value,
+                         "ci_low": est.ci_low, "ci_high": est.ci_high, "tasks": est.tasks})
+    return pd.DataFrame(rows, columns=["strategy", "k", "pass", "ci_low", "ci_high", "tasks"])
+
+
+# --------------------------------------------------------------------------- by trial
+
+def _at_trial(trials: pd.DataFrame, t: int, column: str) -> pd.DataFrame:
+    """For each complete attempt, `column` of its trial min(t, last trial).
+
+    If a middle trial is missing from the log (never in a valid run), the latest
+    recorded trial before it stands in.
+    """
+    done = trials[trials["complete"]]
+    upto = done[done["trial"] <= done["last_trial"].clip(upper=t)]
+    keys = ["task_id", "strategy", "attempt"]
+    return upto.sort_values("trial").groupby(keys).tail(1)[keys + ["trial", column]]
+
+
+def max_trials(trials: pd.DataFrame, strategy: str, budget: int | None) -> int:
+    """Trial axis length for a strategy: the larger of the trial budget (strategies
+    that iterate) and the highest trial recorded. The baseline has one trial."""
+    seen = trials.loc[trials["strategy"] == strategy, "trial"]
+    top = int(seen.max()) if not seen.empty else 0
+    if strategy != BASELINE and budget:
+        top = max(top, int(budget))
+    return max(top, 1)
+
+
+def pass1_by_trial(trials: pd.DataFrame, strategy: str, n_trials: int) -> list[float]:
+    """pass@1 at trial t for t = 1..n_trials: the share of attempts whose
+    implementation at trial min(t, last trial) passes the hidden tests, averaged
+    per task over its complete attempts, then over tasks."""
+    sub = trials[trials["strategy"] == strategy]
+    out = []
+    for t in range(1, n_trials + 1):
+        at = _at_trial(sub, t, "hidden_passed")
+        if at.empty:
+            out.append(math.nan)
+            continue
+        out.append(float(at.groupby("task_id")["hidden_passed"].mean().mean()))
+    return out
+
+
+def pass1_by_trial_table(trials: pd.DataFrame, strategies: Sequence[str], budget: int | None) -> pd.DataFrame:
+    """Rows (strategy, trial, pass, ci_low, ci_high)."""
+    rows = []
+    for strategy in strategies:
+        sub = trials[trials["strategy"] == strategy]
+        for t in range(1, max_trials(trials, strategy, budget) + 1):
+            at = _at_trial(sub, t, "hidden_passed")
+            est = estimate(at.groupby("task_id")["hidden_passed"].mean().astype(float))
+            rows.append({"strategy": strategy, "trial": t, "pass": est.value,
+                         "ci_low": est.ci_low, "ci_high": est.ci_high, "tasks": est.tasks})
+    return pd.DataFrame(rows, columns=["strategy", "trial", "pass", "ci_low", "ci_high", "tasks"])
+
+
+# --------------------------------------------------------------------------- paired
+
+@dataclass(frozen=True)
+class Paired:
+    """Paired outcome of strategies a and b on the tasks both have complete attempts for."""
+
+    a: str
+    b: str
+    only_a: int
+    only_b: int
+    both: int
+    neither: int
+    p_value: float  # McNemar's exact two-sided test on (only_a, only_b)
+
+    @property
+    def tasks(self) -> int:
+        return self.only_a + self.only_b + self.both + self.neither
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """McNemar's exact two-sided p-value for discordant counts b and c.
+
+    Under H0 each discordant pair goes either way with probability 1/2, so
+    p = min(1, 2 * P(X <= min(b, c))) with X ~ Binomial(b + c, 1/2). Computed with
+    math.comb in exact integer arithmetic (no scipy).
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"counts must be >= 0, got {b}, {c}")
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
+    return min(1.0, 2.0 * tail / 2**n)
+
+
+def solved_per_task(attempts: pd.DataFrame, strategy: str) -> pd.Series:
+    """A task counts as solved by a strategy when more than half of its complete
+    attempts pass the hidden tests (per-task pass@1 > 0.5). With one sample per task
+    this is simply whether the final implementation passed; a 50/50 split counts as
+    not solved."""
+    return per_task_pass_at_k(attempts, strategy, 1) > 0.5
+
+
+def paired_comparison(attempts: pd.DataFrame, a: str, b: str) -> Paired:
+    sa, sb = solved_per_task(attempts, a), solved_per_task(attempts, b)
+    common = sa.index.intersection(sb.index)
+    sa, sb = sa.loc[common], sb.loc[common]
+    only_a = int((sa & ~sb).sum())
+    only_b = int((~sa & sb).sum())
+    return Paired(a, b, only_a, only_b, int((sa & sb).sum()), int((~sa & ~sb).sum()),
+                  mcnemar_exact(only_a, only_b))
+
+
+def default_pairs(strategies: Sequence[str]) -> list[tuple[str, str]]:
+    """Reflexion vs baseline, feedback vs baseline, reflexion vs feedback, as present."""
+    wanted = [("reflexion", BASELINE), ("feedback", BASELINE), ("reflexion", "feedback")]
+    have = set(strategies)
+    pairs = [p for p in wanted if p[0] in have and p[1] in have]
+    # Strategies this module does not know get paired with the baseline.
+    pairs += [(s, BASELINE) for s in strategies
+              if s not in ("reflexion", "feedback", BASELINE) and BASELINE in have]
+    return pairs
+
+
+# --------------------------------------------------------------------------- compute
+
+def compute_curve(trials: pd.DataFrame, attempts: pd.DataFrame, strategy: str, budget: int | None) -> pd.DataFrame:
+    """Pass rate against compute spent, per task on average.
+
+    Iterating strategies: one point per trial budget t (pass@1 at trial t against the
+    calls and tokens spent up to trial min(t, last)). The baseline: one point per k
+    (pass@k against k times the mean calls and tokens of one sample), k up to the
+    fewest complete samples any task has.
+    """
+    cols = ["strategy", "budget", "calls", "tokens", "pass"]
+    sub = trials[(trials["strategy"] == strategy) & trials["complete"]]
+    if sub.empty:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    if strategy == BASELINE:
+        att = attempts[attempts["strategy"] == strategy]
+        per_task = att.groupby("task_id")[["calls", "tokens"]].mean()
+        calls, tokens = float(per_task["calls"].mean()), float(per_task["tokens"].mean())
+        n_min = int(att.groupby("task_id").size().min())
+        for k in range(1, n_min + 1):
+            rows.append({"strategy": strategy, "budget": f"k={k}", "calls": k * calls,
+                         "tokens": k * tokens,
+                         "pass": float(per_task_pass_at_k(attempts, strategy, k).mean())})
+        return pd.DataFrame(rows, columns=cols)
+    spend = sub.assign(calls=sub["model_calls"] + sub["cached_calls"],
+                       tokens=sub["input_tokens"] + sub["output_tokens"])
+    keys = ["task_id", "attempt"]
+    for t in range(1, max_trials(trials, strategy, budget) + 1):
+        upto = spend[spend["trial"] <= t].groupby(keys)[["calls", "tokens"]].sum()
+        per_task = upto.groupby("task_id").mean()
+        rows.append({"strategy": strategy, "budget": f"t={t}",
+                     "calls": float(per_task["calls"].mean()),
+                     "tokens": float(per_task["tokens"].mean()),
+                     "pass": pass1_by_trial(trials, strategy, t)[-1]})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def compute_matched(attempts: pd.DataFrame, strategies: Sequence[str]) -> pd.DataFrame:
+    """Each iterating strategy's pass@1 beside baseline pass@k at a matched budget.
+
+    k_calls = round(strategy's mean calls per attempt / baseline's mean calls per
+    sample), at least 1; likewise k_tokens for tokens. The baseline figure is given
+    where every task has at least k complete baseline samples, else left empty.
+    """
+    cols = ["strategy", "pass@1", "calls", "tokens", "baseline_calls_per_sample",
+            "baseline_tokens_per_sample", "k_calls", "baseline_pass@k_calls",
+            "k_tokens", "baseline_pass@k_tokens", "baseline_samples"]
+    base = attempts[attempts["strategy"] == BASELINE]
+    if base.empty:
+        return pd.DataFrame(columns=cols)
+    base_task = base.groupby("task_id")[["calls", "tokens"]].mean()
+    b_calls, b_tokens = float(base_task["calls"].mean()), float(base_task["tokens"].mean())
+    n_min = int(base.groupby("task_id").size().min())
+
+    def matched(ratio: float) -> tuple[int | None, float | None]:
+        if not math.isfinite(ratio):
+            return None, None
+        k = max(1, int(round(ratio)))
+        if k > n_min:
+            return k, None
+        return k, float(per_task_pass_at_k(attempts, BASELINE, k).mean())
+
+    rows = []
+    for strategy in strategies:
+        if strategy == BASELINE:
+            continue
+        att = attempts[attempts["strategy"] == strategy]
+        if att.empty:
+            continue
+        per_task = att.groupby("task_id")[["calls", "tokens"]].mean()
+        calls, tokens = float(per_task["calls"].mean()), float(per_task["tokens"].mean())
+        k_c, p_c = matched(calls / b_calls if b_calls else math.inf)
+        k_t, p_t = matched(tokens / b_tokens if b_tokens else math.inf)
+        rows.append({
+            "strategy": strategy,
+            "pass@1": float(per_task_pass_at_k(attempts, strategy, 1).mean()),
+            "calls": calls, "tokens": tokens,
+            "baseline_calls_per_sample": b_calls, "baseline_tokens_per_sample": b_tokens,
+            "k_calls": k_c, "baseline_pass@k_calls": p_c,
+            "k_tokens": k_t, "baseline_pass@k_tokens": p_t, "baseline_samples": n_min,
+        })
+    return pd.DataFrame(rows, columns=cols)
+
+
+# --------------------------------------------------------------------------- self-tests
+
+def _ordered(groups: Iterable, strategies: Sequence[str] | None) -> list:
+    """groupby items sorted by the given strategy order (unknown ones last), then key."""
+    order = {s: i for i, s in enumerate(strategies or [])}
+    def key(kv):
+        k = kv[0] if isinstance(kv[0], tuple) else (kv[0],)
+        return (order.get(k[0], len(order)), k)
+    return sorted(groups, key=key)
+
+
+def self_test_quality(trials: pd.DataFrame, strategies: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per strategy and trial number, internal verdict against hidden verdict.
+
+    false_positive: internal tests passed, hidden failed; false_negative: internal
+    failed, hidden passed. Rates are shares of the trials at that trial number.
+    Trials without an internal verdict (the baseline; model errors) are left out.
+    """
+    cols = ["strategy", "trial", "trials", "both_pass", "false_positive", "false_negative",
+            "both_fail", "fp_rate", "fn_rate"]
+    sub = trials[trials["complete"] & trials["internal_passed"].notna()]
+    rows = []
+    for (strategy, t), g in _ordered(sub.groupby(["strategy", "trial"]), strategies):
+        internal = g["internal_passed"].astype(bool)
+        hidden = g["hidden_passed"].astype(bool)
+        n = len(g)
+        fp, fn = int((internal & ~hidden).sum()), int((~internal & hidden).sum())
+        rows.append({"strategy": strategy, "trial": int(t), "trials": n,
+                     "both_pass": int((internal & hidden).sum()), "false_positive": fp,
+                     "false_negative": fn, "both_fail": int((~internal & ~hidden).sum()),
+                     "fp_rate": fp / n, "fn_rate": fn / n})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def stopped_on_false_positive(attempts: pd.DataFrame, strategies: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per strategy: attempts that stopped because their internal tests passed
+    (stop_reason internal_pass), and how many of those fail the hidden tests."""
+    cols = ["strategy", "attempts", "stopped_on_internal_pass", "stopped_on_false_positive", "share"]
+    rows = []
+    for strategy, g in _ordered(attempts.groupby("strategy"), strategies):
+        stopped = g[g["stop_reason"] == "internal_pass"]
+        if strategy == BASELINE and stopped.empty:
+            continue
+        fp = int((~stopped["passed"].astype(bool)).sum())
+        rows.append({"strategy": strategy, "attempts": len(g),
+                     "stopped_on_internal_pass": len(stopped),
+                     "stopped_on_false_positive": fp, "share": fp / len(g)})
+    return pd.DataFrame(rows, columns=cols)
+
+
+# --------------------------------------------------------------------------- spend
+
+def resources(trials: pd.DataFrame, strategies: Sequence[str]) -> pd.DataFrame:
+    """Per strategy totals over *every* recorded trial, incomplete attempts included
+    (what the run spent). cost_usd is None when no trial of the strategy had a price."""
+    cols = ["strategy", "attempts", "incomplete_attempts", "trials", "model_calls",
+            "cached_calls", "input_tokens", "output_tokens", "cost_usd", "errors", "wall_s"]
+    incomplete = incomplete_attempts(trials)
+    rows = []
+    for strategy in strategies:
+        g = trials[trials["strategy"] == strategy]
+        costs = g["cost_usd"].dropna()
+        done = g[g["complete"]].drop_duplicates(["task_id", "attempt"])
+        rows.append({
+            "strategy": strategy, "attempts": len(done),
+            "incomplete_attempts": incomplete.get(strategy, 0), "trials": len(g),
+            "model_calls": int(g["model_calls"].sum()), "cached_calls": int(g["cached_calls"].sum()),
+            "input_tokens": int(g["input_tokens"].sum()), "output_tokens": int(g["output_tokens"].sum()),
+            "cost_usd": float(costs.sum()) if not costs.empty else None,
+            "errors": int(g["error"].notna().sum()), "wall_s": float(g["wall_s"].sum()),
+        })
+    return pd.DataFrame(rows, columns=cols)
