@@ -1,0 +1,74 @@
+"""Reaching the Docker engine, and what to tell the user when it cannot be reached."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sandbox.base import SandboxUnavailable
+
+if TYPE_CHECKING:
+    import docker
+
+LABEL = "reflexion-harness.sandbox"  # on every container and image we make
+RECIPE_LABEL = "reflexion-harness.sandbox.recipe"  # digest of the files the image came from
+BUILD_HINT = "run `python -m harness sandbox build` (offline builds need `apt-get install -y mmdebstrap`)"
+NO_ENGINE_HINT = (
+    "To get one on Debian/Ubuntu, as root: `apt-get install -y docker.io`, then start the "
+    "engine (`systemctl start docker`, or `dockerd >/var/log/dockerd.log 2>&1 &` where there "
+    "is no systemd), then `python -m harness sandbox build`. Or choose `--sandbox process`: "
+    "the model's code then runs on this machine WITHOUT isolation (only resource limits)."
+)
+
+_PACKAGE = Path(__file__).resolve().parent
+WORKER_PATH = _PACKAGE / "worker.py"
+DOCKERFILE_PATH = _PACKAGE / "image" / "Dockerfile"
+
+
+def recipe_digest() -> str:
+    """Digest of the files an image is built from: a changed worker means a stale image."""
+    digest = hashlib.sha256()
+    for path in (DOCKERFILE_PATH, WORKER_PATH):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def connect(timeout: float = 10.0) -> "docker.DockerClient":
+    """A client whose engine answered a ping, or SandboxUnavailable saying what to do."""
+    try:
+        import docker
+    except ImportError as exc:
+        raise SandboxUnavailable(
+            f"the `docker` Python package is missing ({exc}); `pip install docker`"
+        ) from None
+    try:
+        client = docker.from_env(timeout=int(timeout))
+        client.ping()
+    except Exception as exc:  # DockerException, requests errors, missing socket
+        raise SandboxUnavailable(
+            f"no Docker engine answers ({_first_line(exc)}). {NO_ENGINE_HINT}"
+        ) from None
+    return client
+
+
+def image_problem(client: "docker.DockerClient", image: str) -> str | None:
+    """None when `image` exists and was built from the current recipe; else what is wrong."""
+    import docker
+
+    try:
+        found = client.images.get(image)
+    except docker.errors.ImageNotFound:
+        return f"the sandbox image {image} is missing; {BUILD_HINT}"
+    built_from = (found.labels or {}).get(RECIPE_LABEL)
+    if built_from != recipe_digest():
+        return (
+            f"the sandbox image {image} was built from other sandbox files "
+            f"(recipe {built_from or 'unknown'}, current {recipe_digest()}); "
+            "run `python -m harness sandbox build` to rebuild it"
+        )
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]

@@ -1,0 +1,232 @@
+"""Host side shared by both backends: a pool of resident workers speaking JSON lines.
+
+A `_Channel` is one worker (a container, or a host subprocess) that answers one job at
+a time. The pool hands a channel to each `run` call (calls beyond the pool size queue),
+keeps a guard timeout per job, and replaces a worker that died, hung, or has run its
+share of jobs.
+"""
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from sandbox.base import Limits, RunRequest, SandboxUnavailable, TestOutcome
+from sandbox.worker import PROTOCOL
+
+STARTUP_TIMEOUT_S = 60.0
+# The worker's own clean-up after a test (killing leftovers, wiping /tmp) is bounded;
+# the guard only fires when the worker itself is stuck.
+GUARD_MARGIN_S = 15.0
+_EOF = object()
+
+
+class WorkerLost(Exception):
+    """The worker died or stopped answering; `hung` tells which."""
+
+    def __init__(self, reason: str, hung: bool) -> None:
+        super().__init__(reason)
+        self.hung = hung
+
+
+class _Channel:
+    """One resident worker. Subclasses start it, feed `_lines`, and implement `_send`."""
+
+    def __init__(self) -> None:
+        self._lines: queue.Queue = queue.Queue()
+        self.jobs_done = 0
+        self._next_id = 0
+        self.broken = False
+
+    # --- for subclasses
+    def _send(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def describe_death(self) -> str:
+        """Why the worker is gone, as far as the host can tell."""
+        return "exited"
+
+    def _pump(self, chunks: Iterator[bytes]) -> None:
+        """Reader thread body: split a byte stream into lines for `_receive`."""
+        pending = b""
+        try:
+            for chunk in chunks:
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    self._lines.put(line)
+        except Exception:
+            pass
+        finally:
+            self._lines.put(_EOF)
+
+    def _start_reader(self, chunks: Iterator[bytes], name: str) -> None:
+        threading.Thread(target=self._pump, args=(chunks,), name=name, daemon=True).start()
+
+    def _receive(self, deadline: float) -> dict:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WorkerLost("did not answer in time", hung=True)
+            try:
+                line = self._lines.get(timeout=remaining)
+            except queue.Empty:
+                raise WorkerLost("did not answer in time", hung=True) from None
+            if line is _EOF:
+                self._lines.put(_EOF)
+                raise WorkerLost(self.describe_death(), hung=False)
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue  # not a protocol line (there should be none)
+            if isinstance(message, dict):
+                return message
+
+    # --- for the pool
+    def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S) -> None:
+        message = self._receive(time.monotonic() + timeout)
+        if not message.get("ready") or message.get("protocol") != PROTOCOL:
+            raise WorkerLost(f"sent an unexpected greeting {message!r}", hung=False)
+
+    def request(self, job: dict, guard_s: float) -> dict:
+        self._next_id += 1
+        job = dict(job, id=self._next_id)
+        try:
+            self._send(json.dumps(job).encode() + b"\n")
+        except OSError as exc:
+            raise WorkerLost(f"stopped reading jobs ({exc})", hung=False) from None
+        deadline = time.monotonic() + guard_s
+        while True:
+            answer = self._receive(deadline)
+            if answer.get("id") == job["id"]:
+                self.jobs_done += 1
+                return answer
+
+
+@dataclass
+class _Slot:
+    channel: _Channel | None = None
+
+
+class WorkerPool:
+    """`size` resident workers made by `start_worker`; thread safe."""
+
+    def __init__(
+        self,
+        start_worker: Callable[[], _Channel],
+        size: int,
+        limits: Limits,
+        jobs_per_worker: int,
+    ) -> None:
+        if size < 1:
+            raise ValueError(f"sandbox workers must be >= 1, got {size}")
+        self._start_worker = start_worker
+        self._limits = limits
+        self._jobs_per_worker = max(1, jobs_per_worker)
+        self._idle: queue.Queue[_Slot] = queue.Queue()
+        self._slots: list[_Slot] = []
+        self._closed = False
+        self._lock = threading.Lock()
+        self.replacements = 0  # workers started to replace a dead, hung or worn one
+        with ThreadPoolExecutor(max_workers=size) as starter:
+            futures = [starter.submit(self._start) for _ in range(size)]
+            errors = []
+            for future in futures:
+                try:
+                    self._slots.append(_Slot(future.result()))
+                except Exception as exc:
+                    errors.append(exc)
+        if errors:
+            self.close()
+            first = errors[0]
+            if isinstance(first, SandboxUnavailable):
+                raise first
+            raise SandboxUnavailable(f"the sandbox worker did not start: {first}") from first
+        for slot in self._slots:
+            self._idle.put(slot)
+
+    def _start(self) -> _Channel:
+        channel = self._start_worker()
+        try:
+            channel.wait_ready()
+        except WorkerLost as exc:
+            channel.close()
+            raise SandboxUnavailable(f"the sandbox worker did not start: it {exc}") from None
+        return channel
+
+    def run(self, request: RunRequest) -> list[TestOutcome]:
+        if self._closed:
+            raise RuntimeError("this sandbox is closed")
+        timeout = request.timeout_s if request.timeout_s is not None else self._limits.timeout_s
+        slot = self._idle.get()  # calls beyond the pool size wait here
+        try:
+            return [self._run_test(slot, request.program, test, timeout) for test in request.tests]
+        finally:
+            self._idle.put(slot)
+
+    def _run_test(self, slot: _Slot, program: str, test: str, timeout: float) -> TestOutcome:
+        channel = slot.channel
+        if channel is None or channel.broken or channel.jobs_done >= self._jobs_per_worker:
+            if channel is not None:
+                channel.close()
+            slot.channel = None
+            with self._lock:
+                if self._closed:
+                    raise RuntimeError("this sandbox is closed")
+                self.replacements += 1
+            slot.channel = channel = self._start()
+            if self._closed:  # closed while this worker started: do not leak it
+                channel.close()
+                raise RuntimeError("this sandbox is closed")
+        limits = self._limits
+        job = {
+            "program": program,
+            "test": test,
+            "timeout_s": timeout,
+            "memory_mb": limits.memory_mb,
+            "max_output_bytes": limits.max_output_bytes,
+            "max_file_mb": limits.max_file_mb,
+            "pids": limits.pids,
+        }
+        started = time.monotonic()
+        try:
+            answer = channel.request(job, guard_s=timeout * 1.5 + GUARD_MARGIN_S)
+        except WorkerLost as exc:
+            channel.broken = True  # replaced before its next job
+            channel.close()
+            status = "timeout" if exc.hung else "error"
+            return TestOutcome(
+                test=test,
+                status=status,
+                detail=f"the sandbox worker {exc}; it was replaced",
+                duration_s=time.monotonic() - started,
+            )
+        status = answer.get("status")
+        if status not in ("passed", "failed", "error", "timeout"):
+            status, answer = "error", {"detail": f"the sandbox worker answered {answer!r}"[:400]}
+        return TestOutcome(
+            test=test,
+            status=status,
+            detail=str(answer.get("detail", "")),
+            duration_s=float(answer.get("duration_s", 0.0)),
+            output=str(answer.get("output", "")),
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        for slot in self._slots:
+            if slot.channel is not None:
+                try:
+                    slot.channel.close()
+                except Exception:
+                    pass

@@ -1,0 +1,184 @@
+"""The default backend: a pool of long-lived locked-down containers, one worker each.
+
+Each container runs sandbox/worker.py as PID 1; the host talks to it over the
+container's attached stdin/stdout (the Docker SDK's attach socket, stream framing
+demultiplexed with the SDK's own reader). Every test is a job that the worker runs in a
+fresh forked child, so a container serves hundreds of tests at ~10 ms each.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import weakref
+from typing import Iterator
+
+from sandbox._engine import LABEL, connect, image_problem
+from sandbox._pool import WorkerPool, _Channel
+from sandbox.base import RunRequest, SandboxConfig, SandboxUnavailable, TestOutcome
+
+OWNER_LABEL = "reflexion-harness.sandbox.owner"  # "<host>:<pid>" of the harness process
+TMPFS_MB = 64
+# The worker parent and the /tmp tmpfs share the container's memory cgroup with the
+# test; RLIMIT_AS (Limits.memory_mb) is what caps the test itself.
+MEMORY_HEADROOM_MB = 64 + TMPFS_MB
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def container_options(config: SandboxConfig) -> dict:
+    """Keyword arguments for `containers.create`: the lockdown, in one place."""
+    from docker.types import LogConfig
+
+    limits = config.limits
+    memory = f"{limits.memory_mb + MEMORY_HEADROOM_MB}m"
+    return dict(
+        image=config.image,
+        detach=False,  # with stdin_open: attach stdin, and close it when we detach
+        stdin_open=True,
+        tty=False,
+        environment={},  # nothing from the host's environment enters
+        use_config_proxy=False,  # nor proxy variables from ~/.docker/config.json
+        network_mode="none",
+        mem_limit=memory,
+        memswap_limit=memory,  # no swap beyond the memory cap
+        pids_limit=limits.pids,
+        nano_cpus=int(limits.cpus * 1e9),
+        read_only=True,
+        tmpfs={"/tmp": f"size={TMPFS_MB}m,mode=1777", "/dev/shm": "size=16m,mode=1777"},
+        user="65534:65534",
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges"],
+        log_config=LogConfig(type=LogConfig.types.NONE),
+        auto_remove=True,  # a container whose worker exits (host gone) removes itself
+        labels={LABEL: "worker", OWNER_LABEL: _owner()},
+    )
+
+
+class _ContainerChannel(_Channel):
+    def __init__(self, client, config: SandboxConfig) -> None:
+        super().__init__()
+        import docker
+
+        self._container = client.containers.create(**container_options(config))
+        self._stderr = bytearray()
+        try:
+            # Attach before start so the greeting is not missed.
+            self._socket = self._container.attach_socket(
+                params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+            )
+            self._raw = getattr(self._socket, "_sock", self._socket)
+            self._container.start()
+        except docker.errors.DockerException:
+            self.close()
+            raise
+        self._send_lock = threading.Lock()
+        self._start_reader(self._stdout_chunks(), f"sandbox-{self._container.short_id}")
+
+    def _stdout_chunks(self) -> Iterator[bytes]:
+        from docker.utils.socket import STDERR, frames_iter
+
+        for stream, data in frames_iter(self._socket, tty=False):
+            if stream == STDERR:
+                self._stderr = (self._stderr + data)[-2000:]
+            else:
+                yield data
+
+    def _send(self, data: bytes) -> None:
+        with self._send_lock:
+            self._raw.sendall(data)
+
+    def describe_death(self) -> str:
+        tail = bytes(self._stderr).decode(errors="replace").strip().splitlines()
+        return "exited" + (f" ({tail[-1][:200]})" if tail else "")
+
+    def close(self) -> None:
+        import docker
+
+        try:
+            self._container.remove(force=True)
+        except docker.errors.DockerException:
+            pass  # already gone (auto_remove) or being removed
+        for closing in (getattr(self, "_socket", None), getattr(self, "_raw", None)):
+            try:
+                if closing is not None:
+                    closing.close()
+            except OSError:
+                pass
+
+
+def remove_stale_containers(client) -> int:
+    """Remove sandbox containers left by harness processes that no longer run here."""
+    import docker
+
+    removed = 0
+    host = socket.gethostname()
+    for container in client.containers.list(all=True, filters={"label": f"{LABEL}=worker"}):
+        owner_host, _, pid = container.labels.get(OWNER_LABEL, ":").partition(":")
+        alive = owner_host == host and pid.isdigit() and _pid_alive(int(pid))
+        if container.status != "running" or (owner_host == host and not alive):
+            try:
+                container.remove(force=True)
+                removed += 1
+            except docker.errors.DockerException:
+                pass
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class DockerSandbox:
+    """Sandbox backend `docker`: runs tests in a pool of `config.workers` containers."""
+
+    name = "docker"
+
+    def __init__(self, config: SandboxConfig) -> None:
+        self.config = config
+        self._client = connect()
+        problem = image_problem(self._client, config.image)
+        if problem:
+            self._client.close()
+            raise SandboxUnavailable(problem)
+        remove_stale_containers(self._client)
+        client = self._client  # the pool must not keep `self` alive
+        self._pool = WorkerPool(
+            lambda: _ContainerChannel(client, config),
+            size=config.workers,
+            limits=config.limits,
+            jobs_per_worker=config.jobs_per_container,
+        )
+        # Containers also go when the interpreter exits without close() (finalize
+        # runs at exit); a killed harness's containers see stdin close and exit.
+        self._finalizer = weakref.finalize(self, DockerSandbox._shutdown, self._pool, client)
+
+    @property
+    def replacements(self) -> int:
+        """Containers started to replace a dead, hung or worn-out one."""
+        return self._pool.replacements
+
+    def run(self, request: RunRequest) -> list[TestOutcome]:
+        return self._pool.run(request)
+
+    def close(self) -> None:
+        self._finalizer()
+
+    @staticmethod
+    def _shutdown(pool: WorkerPool, client) -> None:
+        pool.close()
+        client.close()
+
+    def __enter__(self) -> "DockerSandbox":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

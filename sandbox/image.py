@@ -1,0 +1,199 @@
+"""Build and check the sandbox image from the recipe in sandbox/image/.
+
+Online: FROM the official python:3.11-slim, pip installs pytest and numpy.
+Offline (no registry answers): mmdebstrap a minimal Debian bookworm with python3,
+python3-pytest and python3-numpy from Debian's mirror, `docker import` it as the base,
+then the same Dockerfile on top. The base is kept, so a rebuild after a worker change
+takes seconds.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Literal
+
+from sandbox._engine import (
+    DOCKERFILE_PATH,
+    LABEL,
+    RECIPE_LABEL,
+    WORKER_PATH,
+    connect,
+    image_problem,
+    recipe_digest,
+)
+from sandbox.base import SandboxConfig, SandboxUnavailable
+
+Mode = Literal["auto", "online", "offline"]
+ONLINE_BASE = "python:3.11-slim"
+OFFLINE_SUITE = "bookworm"
+OFFLINE_PACKAGES = ("python3", "python3-pytest", "python3-numpy")
+DEFAULT_MIRROR = "http://deb.debian.org/debian"
+
+
+class BuildError(RuntimeError):
+    """The image could not be built; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class ReadyStatus:
+    engine_ok: bool
+    image_ok: bool
+    detail: str  # one paragraph: what is ready, or what is wrong and what to do
+
+    @property
+    def ready(self) -> bool:
+        return self.engine_ok and self.image_ok
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    image: str
+    mode: Literal["online", "offline", "unchanged"]
+    seconds: float
+
+
+def offline_base_tag(image: str) -> str:
+    repository = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+    return f"{repository}-base:{OFFLINE_SUITE}"
+
+
+def check(image: str = SandboxConfig().image) -> ReadyStatus:
+    try:
+        client = connect()
+    except SandboxUnavailable as exc:
+        return ReadyStatus(False, False, str(exc))
+    try:
+        version = client.version().get("Version", "?")
+        problem = image_problem(client, image)
+    finally:
+        client.close()
+    if problem:
+        return ReadyStatus(True, False, f"Docker engine {version} answers, but {problem}.")
+    return ReadyStatus(True, True, f"Docker engine {version} answers; image {image} is up to date.")
+
+
+def build(
+    image: str = SandboxConfig().image,
+    mode: Mode = "auto",
+    force: bool = False,
+    mirror: str = DEFAULT_MIRROR,
+    log: Callable[[str], None] = print,
+) -> BuildResult:
+    """Build `image` unless it is already built from the current recipe (or `force`)."""
+    import docker
+
+    started = time.monotonic()
+    client = connect()
+    try:
+        if not force and image_problem(client, image) is None:
+            log(f"{image} is up to date (recipe {recipe_digest()}); --force rebuilds it")
+            return BuildResult(image, "unchanged", time.monotonic() - started)
+        used: Literal["online", "offline"]
+        if mode in ("auto", "online") and _online_base(client, log):
+            used = "online"
+            buildargs = {"BASE": ONLINE_BASE}
+        elif mode == "online":
+            raise BuildError(
+                f"cannot get {ONLINE_BASE} from a registry; build offline with "
+                "`python -m harness sandbox build --offline`"
+            )
+        else:
+            used = "offline"
+            base = offline_base_tag(image)
+            _offline_base(client, base, force, mirror, log)
+            buildargs = {"BASE": base, "PIP_PACKAGES": ""}
+        _build_top(client, image, buildargs, log)
+        seconds = time.monotonic() - started
+        log(f"built {image} ({used}) in {seconds:.1f} s")
+        return BuildResult(image, used, seconds)
+    except docker.errors.DockerException as exc:
+        raise BuildError(f"building {image} failed: {exc}") from None
+    finally:
+        client.close()
+
+
+def _online_base(client, log: Callable[[str], None]) -> bool:
+    import docker
+
+    try:
+        client.images.get(ONLINE_BASE)
+        return True
+    except docker.errors.ImageNotFound:
+        pass
+    log(f"pulling {ONLINE_BASE} ...")
+    try:
+        client.images.pull(ONLINE_BASE)
+        return True
+    except docker.errors.DockerException as exc:
+        log(f"no registry answers ({str(exc).splitlines()[0][:200]}); building offline")
+        return False
+
+
+def _offline_base(client, base: str, force: bool, mirror: str, log: Callable[[str], None]) -> None:
+    import docker
+
+    if not force:
+        try:
+            client.images.get(base)
+            log(f"reusing base image {base}")
+            return
+        except docker.errors.ImageNotFound:
+            pass
+    if shutil.which("mmdebstrap") is None:
+        raise BuildError(
+            "offline build needs mmdebstrap: as root, `apt-get install -y mmdebstrap`"
+        )
+    with tempfile.TemporaryDirectory(prefix="sandbox-rootfs-") as tmp:
+        tarball = Path(tmp) / "rootfs.tar"
+        command = [
+            "mmdebstrap",
+            "--variant=minbase",
+            "--include=" + ",".join(OFFLINE_PACKAGES),
+            OFFLINE_SUITE,
+            str(tarball),
+            mirror,
+        ]
+        log("$ " + " ".join(command))
+        started = time.monotonic()
+        # stdin closed: without a tty mmdebstrap would read a sources.list from it.
+        done = subprocess.run(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True,
+        )
+        if done.returncode != 0:
+            tail = "\n".join(done.stdout.strip().splitlines()[-15:])
+            raise BuildError(f"mmdebstrap failed (exit {done.returncode}):\n{tail}")
+        log(f"mmdebstrap: {tarball.stat().st_size / 1e6:.0f} MB in {time.monotonic() - started:.0f} s")
+        repository, tag = base.rsplit(":", 1)
+        client.api.import_image_from_file(
+            str(tarball), repository=repository, tag=tag,
+            changes=[f"LABEL {LABEL}=base", "ENV PATH=/usr/local/bin:/usr/bin:/bin"],
+        )
+        log(f"imported {base}")
+
+
+def _build_top(client, image: str, buildargs: dict[str, str], log: Callable[[str], None]) -> None:
+    import docker
+
+    with tempfile.TemporaryDirectory(prefix="sandbox-context-") as context:
+        shutil.copy(DOCKERFILE_PATH, Path(context) / "Dockerfile")
+        shutil.copy(WORKER_PATH, Path(context) / "worker.py")
+        stream = client.api.build(
+            path=context, tag=image, buildargs=buildargs, rm=True, forcerm=True,
+            pull=False, decode=True,
+            labels={LABEL: "image", RECIPE_LABEL: recipe_digest()},
+        )
+        for chunk in stream:
+            if "error" in chunk:
+                raise BuildError(f"docker build failed: {chunk['error'].strip()}")
+            text = chunk.get("stream", "").rstrip()
+            if text.startswith("Step ") or text.startswith("Successfully"):
+                log(text)
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        raise BuildError(f"docker build finished but {image} does not exist") from None

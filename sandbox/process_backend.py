@@ -1,0 +1,124 @@
+"""Backend `process`: the same worker as host subprocesses. NOT isolated.
+
+The code under test runs as the harness's own user on this machine: it gets a clean
+environment, resource limits and its own scratch directory, but it can read and
+delete the user's files, use the network and signal the user's processes. Choose it
+only for code you trust, or where no Docker engine can run.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import weakref
+from pathlib import Path
+from typing import Iterator
+
+from sandbox._engine import WORKER_PATH
+from sandbox._pool import WorkerPool, _Channel
+from sandbox.base import RunRequest, SandboxConfig, TestOutcome
+
+WARNING = (
+    "WARNING: sandbox 'process' runs model-written code on this machine WITHOUT "
+    "isolation: it can read and delete your files, reach the network and signal your "
+    "processes; only resource limits apply. Use the docker sandbox for untrusted code."
+)
+
+
+class _ProcessChannel(_Channel):
+    def __init__(self) -> None:
+        super().__init__()
+        # A private copy of the worker and a private scratch root: the tests may delete
+        # or fill them without touching the checkout or the user's /tmp.
+        self._home = tempfile.mkdtemp(prefix="harness-sandbox-")
+        worker = Path(self._home) / "worker.py"
+        shutil.copy(WORKER_PATH, worker)
+        scratch = Path(self._home) / "scratch"
+        scratch.mkdir(mode=0o700)
+        self._process = subprocess.Popen(
+            [sys.executable, "-I", "-B", str(worker), "--scratch-root", str(scratch)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
+            cwd=str(scratch),
+            start_new_session=True,  # no terminal signals from the harness's session
+            close_fds=True,
+        )
+        self._stderr = b""
+        self._send_lock = threading.Lock()
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._start_reader(self._stdout_chunks(), f"sandbox-process-{self._process.pid}")
+
+    def _stdout_chunks(self) -> Iterator[bytes]:
+        stream = self._process.stdout
+        while True:
+            chunk = stream.read1(65536)
+            if not chunk:
+                return
+            yield chunk
+
+    def _drain_stderr(self) -> None:
+        for line in self._process.stderr:
+            self._stderr = (self._stderr + line)[-2000:]
+
+    def _send(self, data: bytes) -> None:
+        with self._send_lock:
+            self._process.stdin.write(data)
+            self._process.stdin.flush()
+
+    def describe_death(self) -> str:
+        code = self._process.poll()
+        tail = self._stderr.decode(errors="replace").strip().splitlines()
+        how = "exited" if code is None or code >= 0 else f"was killed by signal {-code}"
+        return how + (f" ({tail[-1][:200]})" if tail else "")
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            self._process.kill()
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        shutil.rmtree(self._home, ignore_errors=True)
+
+
+class ProcessSandbox:
+    """Sandbox backend `process`: `config.workers` host subprocesses, unsafe by design."""
+
+    name = "process"
+
+    def __init__(self, config: SandboxConfig) -> None:
+        print(WARNING, file=sys.stderr, flush=True)
+        self.config = config
+        self._pool = WorkerPool(
+            _ProcessChannel,
+            size=config.workers,
+            limits=config.limits,
+            jobs_per_worker=config.jobs_per_container,
+        )
+        self._finalizer = weakref.finalize(self, self._pool.close)
+
+    @property
+    def replacements(self) -> int:
+        """Workers started to replace a dead, hung or worn-out one."""
+        return self._pool.replacements
+
+    def run(self, request: RunRequest) -> list[TestOutcome]:
+        return self._pool.run(request)
+
+    def close(self) -> None:
+        self._finalizer()
+
+    def __enter__(self) -> "ProcessSandbox":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
