@@ -14,11 +14,15 @@ Feedback: every attempt (F,F) then (T,T) except /1 and /3, which stay (F,F) x3.
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
+from harness.commands import compare as compare_cmd
+from harness.commands import export as export_cmd
+from harness.commands import report as report_cmd
 from harness.results import TestRecord, TrialLog, TrialRecord, write_json
 
 RUN_ID = "synthetic-run"
@@ -114,3 +118,13 @@ def write_run(run_dir: Path, head: dict[str, Any], records: list[TrialRecord]) -
         log.append(r)
     log.close()
     return run_dir
+
+
+def run_command(argv: list[str]) -> int:
+    """Parses and runs one of this package's sub-commands the way harness.cli does."""
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    for module in (report_cmd, compare_cmd, export_cmd):
+        module.register(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)

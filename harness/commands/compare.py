@@ -1,0 +1,28 @@
+"""`python -m harness compare RUN_DIR RUN_DIR [...]`: several runs in one report."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "compare",
+        help="put several runs side by side in one report",
+        description="Writes one report (report.html, report.md, CSV tables, plots) with the same tables "
+        "and plots as `report`, one row or series per run x strategy.",
+    )
+    p.add_argument("run_dirs", metavar="RUN_DIR", type=Path, nargs="+", help="run folders to compare")
+    p.add_argument("--out", metavar="DIR", type=Path, default=None,
+                   help="output folder (default: compare-<UTC time> beside the first run folder)")
+    p.set_defaults(func=_main)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from harness.cli import UsageError
+    from harness.report import write_compare
+
+    if len(args.run_dirs) < 2:
+        raise UsageError("compare needs at least two run folders; for one run use `python -m harness report RUN_DIR`")
+    print(write_compare(args.run_dirs, args.out))
+    return 0

@@ -1,0 +1,33 @@
+"""`python -m harness export RUN_DIR --format humaneval`: final samples as samples.jsonl."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "export",
+        help="write a run's final samples for re-grading with other tools",
+        description="Writes one JSON line per complete (task, attempt) with its final implementation, "
+        "in the human-eval / evalplus samples format (task_id, completion, solution). One strategy goes "
+        "to RUN_DIR/samples.jsonl; several go to RUN_DIR/samples-<strategy>.jsonl.",
+    )
+    p.add_argument("run_dir", metavar="RUN_DIR", type=Path)
+    p.add_argument("--format", dest="fmt", default="humaneval", choices=["humaneval"],
+                   help="output format (default: humaneval, also read by evalplus)")
+    p.add_argument("--strategy", action="append", default=None, metavar="NAME",
+                   help="export only this strategy (repeatable; default: every strategy in the run)")
+    p.add_argument("--out", metavar="FILE", type=Path, default=None,
+                   help="output file (only with a single strategy)")
+    p.set_defaults(func=_main)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from harness.report.export import export
+    from harness.report.runs import load_run
+
+    for item in export(load_run(args.run_dir), args.fmt, args.out, args.strategy):
+        extra = f" ({item.incomplete} incomplete attempt(s) left out)" if item.incomplete else ""
+        print(f"{item.path}: {item.samples} samples, strategy {item.strategy}{extra}")
+    return 0

@@ -1,0 +1,23 @@
+"""`python -m harness report RUN_DIR`: report.html, report.md, CSVs and plots."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "report",
+        help="write report.html, report.md, CSV tables and plots for a run",
+        description="Rebuilds summary.json, report.html (self-contained, opens offline), report.md, "
+        "CSV tables and SVG plots inside RUN_DIR from its run.json and trials.jsonl.",
+    )
+    p.add_argument("run_dir", metavar="RUN_DIR", type=Path, help="a run folder, e.g. results/<run-id>")
+    p.set_defaults(func=_main)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from harness.report import write_report
+
+    print(write_report(args.run_dir))
+    return 0

@@ -1,0 +1,85 @@
+"""Plots as SVG text (matplotlib's object API, no pyplot: no global figure state)."""
+from __future__ import annotations
+
+import io
+import re
+
+import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+import pandas as pd
+
+from harness.metrics import BASELINE
+
+_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+
+
+def _label(run: str, strategy: str, many_runs: bool) -> str:
+    text = f"{strategy} ({run})" if many_runs else strategy
+    return text.replace("$", r"\$")  # a bare $ would start matplotlib mathtext
+
+
+def _svg(fig: Figure, salt: str) -> str:
+    FigureCanvasAgg(fig)
+    buf = io.StringIO()
+    # Fixed salt and no date: the same run gives the same SVG; distinct salts keep
+    # element ids distinct when several SVGs are inlined in one page.
+    with matplotlib.rc_context({"svg.hashsalt": salt, "svg.fonttype": "path"}):
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    return buf.getvalue()
+
+
+def inline(svg: str) -> str:
+    """The <svg> element alone (no XML prolog or doctype), sized to its container."""
+    start = svg.index("<svg")
+    body = svg[start:]
+    return re.sub(r'<svg([^>]*?)\swidth="[^"]*"\s+height="[^"]*"', r'<svg\1 width="100%"', body, count=1)
+
+
+def pass1_by_trial_svg(table: pd.DataFrame) -> str:
+    """pass@1 against trial for iterating strategies, with 95% CI bands; the
+    baseline's pass@1 as a dashed reference line."""
+    fig = Figure(figsize=(7.0, 4.0))
+    ax = fig.add_subplot()
+    many = table["run"].nunique() > 1 if not table.empty else False
+    top = int(table["trial"].max()) if not table.empty else 1
+    for i, ((run, strategy), g) in enumerate(table.groupby(["run", "strategy"], sort=False)):
+        color = _COLORS[i % len(_COLORS)]
+        label = _label(run, strategy, many)
+        if strategy == BASELINE:
+            y = float(g["pass"].iloc[-1])
+            ax.axhline(y, color=color, linestyle="--", linewidth=1.5, label=f"{label} pass@1")
+            continue
+        ax.plot(g["trial"], g["pass"], marker="o", color=color, label=label)
+        ax.fill_between(g["trial"], g["ci_low"], g["ci_high"], color=color, alpha=0.15, linewidth=0)
+    ax.set_xlabel("trial t (implementation at min(t, last trial))")
+    ax.set_ylabel("pass@1 (hidden tests)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xticks(range(1, top + 1))
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_title("pass@1 by trial (bands: 95% bootstrap CI over tasks)", fontsize=10)
+    return _svg(fig, "pass1-by-trial")
+
+
+def compute_svg(curve: pd.DataFrame) -> str:
+    """Pass rate against mean model calls and mean tokens per task."""
+    fig = Figure(figsize=(9.0, 3.8))
+    axes = fig.subplots(1, 2)
+    many = curve["run"].nunique() > 1 if not curve.empty else False
+    for i, ((run, strategy), g) in enumerate(curve.groupby(["run", "strategy"], sort=False)):
+        color = _COLORS[i % len(_COLORS)]
+        style = "--" if strategy == BASELINE else "-"
+        marker = "s" if strategy == BASELINE else "o"
+        for ax, x in zip(axes, ("calls", "tokens")):
+            ax.plot(g[x], g["pass"], linestyle=style, marker=marker, color=color,
+                    label=_label(run, strategy, many) + (" pass@k" if strategy == BASELINE else " pass@1 at t"))
+    for ax, x in zip(axes, ("model calls per task", "tokens per task")):
+        ax.set_xlabel(f"mean {x}")
+        ax.set_ylabel("pass rate (hidden tests)")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0].legend(loc="lower right", fontsize=7)
+    fig.suptitle("Compute-matched view: each point is one trial budget t or one k", fontsize=10)
+    return _svg(fig, "compute")

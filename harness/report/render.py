@@ -1,0 +1,325 @@
+"""Report writing: tables -> CSV, Markdown and one self-contained HTML file.
+
+The HTML has inline CSS and inline SVG plots, no script and no external resource,
+so it opens offline from file://. Every model-written string is escaped by jinja2's
+autoescape; only the SVG that matplotlib drew is marked safe.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import jinja2
+import pandas as pd
+from markupsafe import Markup
+
+from harness import __version__
+from harness.report import plots
+from harness.report.runs import Run
+from harness.report.tables import RunFrames, Tables, build_tables
+from harness.results import write_json
+from harness.summary import build_summary
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    href: str | None = None
+    css: str = ""
+
+
+@dataclass(frozen=True)
+class View:
+    """A table as the templates show it: formatted cells, a title and a note."""
+
+    key: str
+    title: str
+    note: str
+    columns: list[str]
+    rows: list[list[Cell]]
+    csv: str | None = None
+
+
+def _fmt(value: Any, column: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if column == "p_value":
+            return f"{value:.4g}"
+        if column == "cost_usd":
+            return f"{value:.4f}"
+        if column in ("calls", "tokens", "wall_s", "mean_calls", "mean_trials") or "per_sample" in column:
+            return f"{value:,.1f}"
+        return f"{value:.3f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}" if "tokens" in column else str(value)
+    return str(value)
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) or value is None
+
+
+def _view(key: str, title: str, note: str, df: pd.DataFrame, single: bool, csv: str | None = None,
+          ci: bool = False) -> View:
+    if single and "run" in df.columns:
+        df = df.drop(columns="run")
+    if ci and {"ci_low", "ci_high"} <= set(df.columns):
+        df = df.assign(**{"95% CI": [f"[{_fmt(lo, 'x')}, {_fmt(hi, 'x')}]"
+                                     for lo, hi in zip(df["ci_low"], df["ci_high"])]})
+        df = df.drop(columns=["ci_low", "ci_high"])
+    cols = list(df.columns)
+    rows = [[Cell(_fmt(v, c), css="" if _numeric(v) else "txt") for v, c in zip(rec, cols)]
+            for rec in df.itertuples(index=False)]
+    return View(key, title, note, cols, rows, csv)
+
+
+def task_anchor(task_id: str) -> str:
+    """An HTML id for a task: readable, unique (short hash), safe in a URL fragment."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", task_id).strip("-")[:60]
+    return f"task-{slug}-{hashlib.sha1(task_id.encode()).hexdigest()[:6]}"
+
+
+def _per_task_view(per_task: pd.DataFrame, single: bool) -> View:
+    """Task rows, one column per (run, strategy): passed/attempts, linked to details."""
+    if per_task.empty:
+        return View("per_task", "Per task", "", ["task"], [], "per_task.csv")
+    series = list(dict.fromkeys(zip(per_task["run"], per_task["strategy"])))
+    names = [s if single else f"{s} ({r})" for r, s in series]
+    rows = []
+    for task_id, g in per_task.groupby("task_id", sort=True):
+        by = {(r, s): row for r, s, row in zip(g["run"], g["strategy"], g.itertuples(index=False))}
+        cells = [Cell(str(task_id), href=f"#{task_anchor(str(task_id))}" if single else None, css="txt")]
+        for key in series:
+            row = by.get(key)
+            if row is None:
+                cells.append(Cell("-"))
+                continue
+            text = f"{row.passed}/{row.attempts}"
+            if row.incomplete_attempts:
+                text += f" (+{row.incomplete_attempts} incomplete)"
+            if row.errors:
+                text += f", {row.errors} err"
+            rate = row.pass_rate
+            css = "" if rate is None or (isinstance(rate, float) and math.isnan(rate)) else (
+                "pass" if rate > 0.5 else "fail")
+            cells.append(Cell(text, css=css))
+        rows.append(cells)
+    note = ("Hidden-test passes of final trials / complete attempts. "
+            + ("Each task links to its trials below." if single else "Trial details are in each run's own report."))
+    return View("per_task", "Per task", note, ["task", *names], rows, "per_task.csv")
+
+
+# ------------------------------------------------------------------ trial details
+
+@dataclass(frozen=True)
+class TrialView:
+    trial: int
+    final: bool
+    stop_reason: str | None
+    hidden_passed: bool
+    hidden_summary: str
+    internal_passed: bool | None
+    error: str | None
+    code: str
+    tests: list[tuple[str, str, str]]  # (test, status, detail)
+    feedback_shown: str
+    memory_shown: list[str]
+    lesson: str | None
+    testgen: str
+    spend: str
+
+
+@dataclass(frozen=True)
+class AttemptView:
+    strategy: str
+    attempt: int
+    complete: bool
+    verdict: str
+    trials: list[TrialView] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TaskView:
+    task_id: str
+    anchor: str
+    attempts: list[AttemptView]
+
+
+def _trial_view(rec: Any, previous_feedback: str) -> TrialView:
+    results = {}
+    for r in rec.internal_results:
+        results.setdefault(r.test, r)
+    tests = [(t, results[t].status if t in results else "not run", results[t].detail if t in results else "")
+             for t in rec.internal_tests]
+    tests += [(r.test, r.status, r.detail) for r in rec.internal_results if r.test not in set(rec.internal_tests)]
+    hidden_ok = sum(1 for r in rec.hidden_results if r.status == "passed")
+    hidden_summary = f"{hidden_ok}/{len(rec.hidden_results)} hidden tests passed" if rec.hidden_results else ""
+    testgen = ""
+    if rec.testgen:
+        kept, dropped = rec.testgen.get("kept"), rec.testgen.get("dropped")
+        testgen = f"test writer: {kept if kept is not None else '?'} tests kept, {dropped if dropped is not None else '?'} dropped"
+    cost = f", ${rec.cost_usd:.4f}" if rec.cost_usd is not None else ""
+    spend = (f"{rec.model_calls} calls ({rec.cached_calls} cached), {rec.input_tokens}+{rec.output_tokens} tokens"
+             f"{cost}, {rec.wall_s:.1f} s")
+    return TrialView(rec.trial, rec.final, rec.stop_reason, bool(rec.hidden_passed), hidden_summary,
+                     rec.internal_passed, rec.error, rec.code, tests, previous_feedback,
+                     list(rec.memory_shown), rec.lesson, testgen, spend)
+
+
+def task_views(rf: RunFrames) -> list[TaskView]:
+    order = {s: i for i, s in enumerate(rf.strategies)}
+    by_attempt: dict[tuple[str, str, int], list[Any]] = {}
+    for rec in rf.run.records:
+        by_attempt.setdefault((rec.task_id, rec.strategy, rec.attempt), []).append(rec)
+    tasks: dict[str, list[AttemptView]] = {}
+    for (task_id, strategy, attempt), recs in sorted(
+            by_attempt.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 99), kv[0][2])):
+        recs = sorted({r.trial: r for r in recs}.values(), key=lambda r: r.trial)
+        final = next((r for r in recs if r.final), None)
+        views, prev = [], ""
+        for rec in recs:
+            views.append(_trial_view(rec, prev))
+            prev = rec.feedback
+            if rec.final:
+                break
+        if final is None:
+            verdict = "incomplete (no final trial): not scored"
+        else:
+            verdict = f"final trial {final.trial}: hidden {'PASS' if final.hidden_passed else 'FAIL'}"
+        tasks.setdefault(task_id, []).append(AttemptView(strategy, attempt, final is not None, verdict, views))
+    return [TaskView(t, task_anchor(t), a) for t, a in sorted(tasks.items())]
+
+
+# ------------------------------------------------------------------ assembling
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("harness", "templates"),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default_for_string=True),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["md"] = _md_cell
+    return env
+
+
+def _md_cell(text: Any) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _run_info(run: Run) -> dict[str, Any]:
+    cfg, tasks = run.config, run.header.get("tasks") or {}
+    git = run.header.get("git") or {}
+    return {
+        "label": run.label,
+        "dir": str(run.run_dir),
+        "created_at": run.header.get("created_at", ""),
+        "model": cfg.get("model", ""),
+        "tasks": f"{tasks.get('name') or tasks.get('spec') or '?'} ({tasks.get('count', '?')} tasks, digest {str(tasks.get('digest', '?'))[:16]})",
+        "settings": ", ".join(f"{k}={cfg[k]}" for k in ("strategies", "samples", "trials", "k", "temperature", "seed")
+                              if k in cfg),
+        "git": f"{str(git.get('commit', '?'))[:12]}{' (dirty)' if git.get('dirty') else ''}" if git else "",
+        "oracle_feedback": run.oracle_feedback,
+        "config_json": json.dumps(cfg, indent=2, sort_keys=True, default=str),
+        "versions": json.dumps(run.header.get("versions") or {}, sort_keys=True, default=str),
+    }
+
+
+def _views(tables: Tables, single: bool) -> dict[str, View]:
+    v = {
+        "pass_at_k": _view("pass_at_k", "pass@k", "Unbiased estimator (Chen et al. 2021) over each task's complete "
+                           "attempts, final trials only; mean over tasks with a 95% bootstrap CI "
+                           "(2000 resamples of tasks, seeded).", tables.pass_at_k, single, "pass_at_k.csv", ci=True),
+        "pass1_by_trial": _view("pass1_by_trial", "pass@1 by trial", "Share of attempts whose implementation at trial "
+                                "min(t, last trial) passes the hidden tests (per task over attempts, then over tasks).",
+                                tables.pass1_by_trial, single, "pass1_by_trial.csv", ci=True),
+        "compute_matched": _view("compute_matched", "Compute-matched comparison", "An iterating strategy's pass@1 against "
+                                 "baseline pass@k with k = round(its mean calls (tokens) per attempt / baseline calls "
+                                 "(tokens) per sample); empty where the run has fewer baseline samples per task than k. "
+                                 "Calls include response-cache hits.", tables.compute_matched, single, "compute_matched.csv"),
+        "compute_curve": _view("compute_curve", "Pass rate against compute", "Mean calls and tokens per task spent up to "
+                               "trial t (iterating strategies), or by k baseline samples.", tables.compute_curve, single,
+                               "compute_curve.csv"),
+        "paired": _view("paired", "Paired comparison on the same tasks", "A task counts as solved when more than half of "
+                        "its complete attempts pass (with one sample: the final trial passed). McNemar's exact two-sided "
+                        "test on the discordant tasks (only_a vs only_b).", tables.paired, single, "paired.csv"),
+        "self_test": _view("self_test", "Self-test quality by trial", "false_positive: internal tests passed, hidden "
+                           "failed; false_negative: internal failed, hidden passed; rates are shares of the trials at "
+                           "that trial number.", tables.self_test, single, "self_test.csv"),
+        "stopped_fp": _view("stopped_fp", "Attempts stopped on a false positive", "Attempts that stopped because all "
+                            "internal tests passed, and how many of them fail the hidden tests.", tables.stopped_fp,
+                            single, "stopped_on_false_positive.csv"),
+        "resources": _view("resources", "Tokens, cost, model calls and time", "Totals over every recorded trial, "
+                           "incomplete attempts included. wall_s adds up trial wall times; strategies run interleaved, "
+                           "so it is time spent, not elapsed. cost '-' = the backend reports no price.",
+                           tables.resources, single, "resources.csv"),
+    }
+    v["per_task"] = _per_task_view(tables.per_task, single)
+    return v
+
+
+def _render(out_dir: Path, runs: Sequence[Run], title: str) -> Path:
+    tables, rfs = build_tables(runs)
+    single = len(runs) == 1
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, df in tables.csv_files().items():
+        df.to_csv(out_dir / name, index=False)
+    trial_svg = plots.pass1_by_trial_svg(tables.pass1_by_trial)
+    compute_svg = plots.compute_svg(tables.compute_curve)
+    (out_dir / "pass1_by_trial.svg").write_text(trial_svg, encoding="utf-8")
+    (out_dir / "compute.svg").write_text(compute_svg, encoding="utf-8")
+    context = {
+        "title": title,
+        "single": single,
+        "runs": [_run_info(r) for r in runs],
+        "oracle": [r.label for r in runs if r.oracle_feedback],
+        "views": _views(tables, single),
+        "plot_trial": Markup(plots.inline(trial_svg)),
+        "plot_compute": Markup(plots.inline(compute_svg)),
+        "tasks": task_views(rfs[0]) if single else [],
+        # Attempts start unfolded in small runs; in large ones the page stays scannable.
+        "unfold": single and len(rfs[0].attempts) <= 200,
+        "incomplete": {r.label: int(tables.resources.loc[tables.resources["run"] == r.label, "incomplete_attempts"].sum())
+                       for r in runs},
+        "generated": f"harness {__version__}",
+    }
+    env = _env()
+    html = out_dir / "report.html"
+    html.write_text(env.get_template("report.html.j2").render(context), encoding="utf-8")
+    (out_dir / "report.md").write_text(env.get_template("report.md.j2").render(context), encoding="utf-8")
+    return html
+
+
+def write_report(run_dir: Path) -> Path:
+    """Writes report.html, report.md, CSV tables, SVG plots and summary.json into
+    the run folder, from run.json and trials.jsonl alone; returns report.html."""
+    from harness.report.runs import load_run
+
+    run = load_run(Path(run_dir))
+    write_json(run.run_dir / "summary.json", build_summary(run.header, run.records))
+    return _render(run.run_dir, [run], f"Run {run.label}")
+
+
+def default_compare_dir(run_dirs: Sequence[Path]) -> Path:
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return Path(run_dirs[0]).resolve().parent / f"compare-{stamp}"
+
+
+def write_compare(run_dirs: Sequence[Path], out_dir: Path | None = None) -> Path:
+    """Several runs side by side in one report (one series per run x strategy)."""
+    from harness.report.runs import load_runs
+
+    runs = load_runs([Path(p) for p in run_dirs])
+    out = Path(out_dir) if out_dir is not None else default_compare_dir(run_dirs)
+    return _render(out, runs, "Comparison of " + ", ".join(r.label for r in runs))

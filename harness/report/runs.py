@@ -1,0 +1,65 @@
+"""Loading run folders for reports, with one-line errors for bad input."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.cli import UsageError
+from harness.results import TrialRecord, read_run_header, read_trials
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run folder, read whole: run.json header and every complete trial line."""
+
+    run_dir: Path
+    header: dict[str, Any]
+    records: list[TrialRecord]
+    label: str  # how tables and plots name the run (its run_id, made unique)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.header.get("config") or {}
+
+    @property
+    def oracle_feedback(self) -> bool:
+        return bool(self.config.get("oracle_feedback", False))
+
+
+def load_run(run_dir: Path, label: str | None = None) -> Run:
+    """Reads a run folder; raises UsageError (one line) when it is not usable."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: no such run folder")
+    try:
+        header = read_run_header(run_dir)
+    except FileNotFoundError:
+        raise UsageError(f"{run_dir}: no run.json here; give a folder written by `python -m harness run`") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{run_dir / 'run.json'}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(header, dict):
+        raise UsageError(f"{run_dir / 'run.json'}: expected a JSON object")
+    trials_path = run_dir / "trials.jsonl"
+    try:
+        records = read_trials(trials_path)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"{trials_path}: {exc}".replace("\n", " ")) from None
+    if not records:
+        raise UsageError(f"{trials_path}: no finished trials recorded yet; nothing to report")
+    return Run(run_dir, header, records, label or str(header.get("run_id") or run_dir.name))
+
+
+def load_runs(run_dirs: list[Path]) -> list[Run]:
+    """Several runs, labelled by run_id; a repeated run_id gets a #n suffix."""
+    runs: list[Run] = []
+    seen: dict[str, int] = {}
+    for path in run_dirs:
+        run = load_run(path)
+        n = seen.get(run.label, 0) + 1
+        seen[run.label] = n
+        if n > 1:
+            run = Run(run.run_dir, run.header, run.records, f"{run.label}#{n}")
+        runs.append(run)
+    return runs
