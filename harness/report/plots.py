@@ -13,6 +13,15 @@ import pandas as pd
 from harness.metrics import BASELINE
 
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+_STRATEGY_STYLE = {"reflexion": ("-", "o"), "feedback": ("-.", "^"), BASELINE: ("--", "s")}
+
+
+def _style(run: str, strategy: str, runs: list[str], strategies: list[str]) -> tuple[str, str, str]:
+    """(color, linestyle, marker): one colour per strategy for one run; with several
+    runs one colour per run and one line style per strategy."""
+    color = _COLORS[(runs.index(run) if len(runs) > 1 else strategies.index(strategy)) % len(_COLORS)]
+    line, marker = _STRATEGY_STYLE.get(strategy, (":", "d"))
+    return color, line, marker
 
 
 def _label(run: str, strategy: str, many_runs: bool) -> str:
@@ -42,17 +51,20 @@ def pass1_by_trial_svg(table: pd.DataFrame) -> str:
     baseline's pass@1 as a dashed reference line."""
     fig = Figure(figsize=(7.0, 4.0))
     ax = fig.add_subplot()
-    many = table["run"].nunique() > 1 if not table.empty else False
+    runs = list(dict.fromkeys(table["run"])) if not table.empty else []
+    strategies = list(dict.fromkeys(table["strategy"])) if not table.empty else []
+    many = len(runs) > 1
     top = int(table["trial"].max()) if not table.empty else 1
-    for i, ((run, strategy), g) in enumerate(table.groupby(["run", "strategy"], sort=False)):
-        color = _COLORS[i % len(_COLORS)]
+    for (run, strategy), g in table.groupby(["run", "strategy"], sort=False):
+        color, line, marker = _style(run, strategy, runs, strategies)
         label = _label(run, strategy, many)
         if strategy == BASELINE:
             y = float(g["pass"].iloc[-1])
-            ax.axhline(y, color=color, linestyle="--", linewidth=1.5, label=f"{label} pass@1")
+            ax.axhline(y, color=color, linestyle=line, linewidth=1.5, label=f"{label} pass@1")
             continue
-        ax.plot(g["trial"], g["pass"], marker="o", color=color, label=label)
-        ax.fill_between(g["trial"], g["ci_low"], g["ci_high"], color=color, alpha=0.15, linewidth=0)
+        ax.plot(g["trial"], g["pass"], marker=marker, linestyle=line, color=color, label=label)
+        ax.fill_between(g["trial"], g["ci_low"], g["ci_high"], color=color, alpha=0.08 if many else 0.15,
+                        linewidth=0)
     ax.set_xlabel("trial t (implementation at min(t, last trial))")
     ax.set_ylabel("pass@1 (hidden tests)")
     ax.set_ylim(-0.02, 1.02)
@@ -67,11 +79,11 @@ def compute_svg(curve: pd.DataFrame) -> str:
     """Pass rate against mean model calls and mean tokens per task."""
     fig = Figure(figsize=(9.0, 3.8))
     axes = fig.subplots(1, 2)
-    many = curve["run"].nunique() > 1 if not curve.empty else False
-    for i, ((run, strategy), g) in enumerate(curve.groupby(["run", "strategy"], sort=False)):
-        color = _COLORS[i % len(_COLORS)]
-        style = "--" if strategy == BASELINE else "-"
-        marker = "s" if strategy == BASELINE else "o"
+    runs = list(dict.fromkeys(curve["run"])) if not curve.empty else []
+    strategies = list(dict.fromkeys(curve["strategy"])) if not curve.empty else []
+    many = len(runs) > 1
+    for (run, strategy), g in curve.groupby(["run", "strategy"], sort=False):
+        color, style, marker = _style(run, strategy, runs, strategies)
         for ax, x in zip(axes, ("calls", "tokens")):
             ax.plot(g[x], g["pass"], linestyle=style, marker=marker, color=color,
                     label=_label(run, strategy, many) + (" pass@k" if strategy == BASELINE else " pass@1 at t"))

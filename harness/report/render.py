@@ -118,6 +118,42 @@ def _per_task_view(per_task: pd.DataFrame, single: bool) -> View:
     return View("per_task", "Per task", note, ["task", *names], rows, "per_task.csv")
 
 
+def headline(runs: Sequence[Run]) -> tuple[View, pd.DataFrame]:
+    """The summary.json figures side by side: one row per figure, one column per
+    run x strategy (the first thing a reader compares)."""
+    shown: dict[str, dict[str, str]] = {}
+    raw: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        summary = build_summary(run.header, run.records)
+        for strategy, s in summary["strategies"].items():
+            col = strategy if len(runs) == 1 else f"{strategy} ({run.label})"
+            entry: dict[str, str] = {}
+            values: dict[str, Any] = {}
+            for key, value in s.items():
+                if key.startswith("pass@") and not key.endswith(("_ci95", "_by_trial")):
+                    lo, hi = s.get(f"{key}_ci95", [None, None])
+                    entry[key] = f"{_fmt(value, key)} [{_fmt(lo, key)}, {_fmt(hi, key)}]"
+                    values.update({key: value, f"{key} ci_low": lo, f"{key} ci_high": hi})
+            for t, value in enumerate(s["pass@1_by_trial"], 1):
+                entry[f"pass@1 at trial {t}"] = _fmt(value, "pass")
+                values[f"pass@1 at trial {t}"] = value
+            for key in ("model_calls", "input_tokens", "output_tokens", "cost_usd", "errors", "wall_s",
+                        "attempts", "incomplete_attempts"):
+                entry[key] = _fmt(s.get(key), key)
+                values[key] = s.get(key)
+            shown[col], raw[col] = entry, values
+    df = pd.DataFrame(shown).fillna("")
+    df.index.name = "figure"
+    csv = pd.DataFrame(raw, dtype=object)  # object: counts stay integers
+    csv.index.name = "figure"
+    view = View("headline", "Side by side", "pass@k with [95% bootstrap CI]; the figures of summary.json, one "
+                "column per " + ("strategy." if len(runs) == 1 else "run x strategy."),
+                ["figure", *df.columns],
+                [[Cell(str(idx), css="txt"), *(Cell(str(v)) for v in row)] for idx, row in df.iterrows()],
+                "headline.csv")
+    return view, csv.reset_index()
+
+
 # ------------------------------------------------------------------ trial details
 
 @dataclass(frozen=True)
@@ -241,7 +277,7 @@ def _views(tables: Tables, single: bool) -> dict[str, View]:
         "pass_at_k": _view("pass_at_k", "pass@k", "Unbiased estimator (Chen et al. 2021) over each task's complete "
                            "attempts, final trials only; mean over tasks with a 95% bootstrap CI "
                            "(2000 resamples of tasks, seeded).", tables.pass_at_k, single, "pass_at_k.csv", ci=True),
-        "pass1_by_trial": _view("pass1_by_trial", "pass@1 by trial", "Share of attempts whose implementation at trial "
+        "pass1_by_trial": _view("pass1_by_trial", "pass@1 by trial, table", "Share of attempts whose implementation at trial "
                                 "min(t, last trial) passes the hidden tests (per task over attempts, then over tasks).",
                                 tables.pass1_by_trial, single, "pass1_by_trial.csv", ci=True),
         "compute_matched": _view("compute_matched", "Compute-matched comparison", "An iterating strategy's pass@1 against "
@@ -275,6 +311,8 @@ def _render(out_dir: Path, runs: Sequence[Run], title: str) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, df in tables.csv_files().items():
         df.to_csv(out_dir / name, index=False)
+    head_view, head_df = headline(runs)
+    head_df.to_csv(out_dir / "headline.csv", index=False)
     trial_svg = plots.pass1_by_trial_svg(tables.pass1_by_trial)
     compute_svg = plots.compute_svg(tables.compute_curve)
     (out_dir / "pass1_by_trial.svg").write_text(trial_svg, encoding="utf-8")
@@ -284,7 +322,7 @@ def _render(out_dir: Path, runs: Sequence[Run], title: str) -> Path:
         "single": single,
         "runs": [_run_info(r) for r in runs],
         "oracle": [r.label for r in runs if r.oracle_feedback],
-        "views": _views(tables, single),
+        "views": {**_views(tables, single), "headline": head_view},
         "plot_trial": Markup(plots.inline(trial_svg)),
         "plot_compute": Markup(plots.inline(compute_svg)),
         "tasks": task_views(rfs[0]) if single else [],

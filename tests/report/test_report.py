@@ -17,7 +17,7 @@ from harness.report.render import task_anchor
 from synthrun import EVIL_CODE, EVIL_LESSON, EVIL_TASK, RUN_ID, header, run_command, synthetic_records, write_run
 
 CSVS = ["pass_at_k.csv", "pass1_by_trial.csv", "compute_curve.csv", "compute_matched.csv", "paired.csv",
-        "self_test.csv", "stopped_on_false_positive.csv", "resources.csv", "per_task.csv"]
+        "self_test.csv", "stopped_on_false_positive.csv", "resources.csv", "per_task.csv", "headline.csv"]
 
 
 def test_report_writes_every_file(run_dir: Path, capsys):
@@ -150,6 +150,10 @@ def test_compare_two_runs(tmp_path: Path, capsys):
     row = cross.loc["reflexion (run-a)"]
     assert (row["only_a"], row["only_b"], row["both"], row["neither"]) == (0, 2, 3, 0)
     assert row["p_value"] == pytest.approx(0.5)
+    head = pd.read_csv(out / "headline.csv").set_index("figure")
+    assert list(head.columns) == [f"{s} ({r})" for r in ("run-a", "run-b") for s in ("reflexion", "feedback", "baseline")]
+    assert head.loc["pass@1", "reflexion (run-b)"] == pytest.approx(1.0)
+    assert head.loc["pass@1 at trial 1", "reflexion (run-a)"] == pytest.approx(0.3)
     assert page.count("<svg") >= 2
     assert 'id="details"' not in page  # trial details live in each run's own report
 

@@ -1,0 +1,100 @@
+"""The HTML report in a real headless Chromium (Debian's `chromium`), driven by Playwright.
+
+Needs `pip install playwright` (its Python package only: `playwright install` is never
+run; the browser is /usr/bin/chromium, or $CHROMIUM). Skipped, with the reason, when
+either is missing.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.report import write_compare, write_report
+from harness.report.render import task_anchor
+from synthrun import header, synthetic_records, write_run
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+    exe = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(exe).exists():
+        pytest.skip("no chromium binary (apt-get install chromium)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def open_report(browser, path: Path):
+    """Opens a file:// page, recording console errors, page errors and any request
+    that leaves the file (a self-contained report makes none)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
+    page.on("request", lambda r: problems.append(f"request: {r.url}") if r.url != path.as_uri() else None)
+    response = page.goto(path.as_uri(), wait_until="load")
+    assert response is None or response.ok
+    return page, problems
+
+
+def test_report_in_chromium(browser, tmp_path: Path):
+    run = write_run(tmp_path / "run", header(oracle_feedback=True), synthetic_records())
+    html = write_report(run)
+    page, problems = open_report(browser, html)
+
+    plot = page.locator("#plot-pass1-by-trial svg")
+    plot.scroll_into_view_if_needed()
+    assert plot.is_visible()
+    box = plot.bounding_box()
+    assert box and box["width"] > 300 and box["height"] > 150, box
+    compute = page.locator("#plot-compute svg").bounding_box()
+    assert compute and compute["width"] > 300 and compute["height"] > 100
+
+    banner = page.locator("#oracle-warning")
+    assert banner.is_visible()
+    color = banner.evaluate("e => getComputedStyle(e).backgroundColor")
+    assert color == "rgb(204, 0, 0)"
+
+    # the model's "<script>" in code is text on the page, not a live element
+    assert page.locator("script").count() == 0
+    assert "</pre><script>alert(1)</script>" in page.locator("pre.code").first.inner_text()
+
+    # a per-task link lands on that task's detail section
+    page.locator("#per_task a", has_text="HumanEval/1").click()
+    anchor = task_anchor("HumanEval/1")
+    assert page.evaluate("location.hash") == f"#{anchor}"
+    assert page.locator(f"#{anchor}").is_visible()
+    assert page.evaluate(f"document.getElementById('{anchor}').getBoundingClientRect().top") < 50
+
+    page.locator("#pass_at_k").scroll_into_view_if_needed()
+    shot = tmp_path / "report.png"
+    page.screenshot(path=str(shot), full_page=False)
+    print(f"screenshot: {shot}")
+    assert shot.stat().st_size > 10_000
+    assert problems == []
+    page.close()
+
+
+def test_compare_report_in_chromium(browser, tmp_path: Path):
+    a = write_run(tmp_path / "a", header("run-a"), synthetic_records("run-a"))
+    b = write_run(tmp_path / "b", header("run-b"), synthetic_records("run-b"))
+    html = write_compare([a, b], tmp_path / "cmp")
+    page, problems = open_report(browser, html)
+    box = page.locator("#plot-pass1-by-trial svg").bounding_box()
+    assert box and box["width"] > 300 and box["height"] > 150
+    shot = tmp_path / "compare.png"
+    page.locator("#plot-pass1-by-trial").screenshot(path=str(shot))
+    print(f"screenshot: {shot}")
+    assert problems == []
+    page.close()
