@@ -1,0 +1,93 @@
+"""`builtin`: the project's own problems, checked in the sandbox."""
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from harness.tasks import DEFAULT_TASKS, TaskError, load_tasks
+from sandbox import RunRequest
+
+DIFFICULTIES = ("easy", "medium", "hard")
+TOPICS = ("string", "list", "math", "parsing", "data-structure", "algorithm")
+
+
+@pytest.fixture(scope="module")
+def builtin():
+    return load_tasks("builtin")
+
+
+def difficulty(task) -> str:
+    [level] = [t for t in task.tags if t in DIFFICULTIES]
+    return level
+
+
+def stub(task) -> str:
+    """The prompt's own signature with a body that returns None."""
+    return task.prompt + "    return None\n"
+
+
+def test_default_task_set_is_builtin_and_needs_no_network():
+    assert DEFAULT_TASKS == "builtin"
+    assert load_tasks(DEFAULT_TASKS).name == "builtin"
+
+
+def test_size_and_graded_difficulty(builtin):
+    assert len(builtin.tasks) >= 40
+    levels = Counter(difficulty(t) for t in builtin.tasks)
+    assert levels["easy"] >= 13 and levels["medium"] >= 13 and levels["hard"] >= 10, levels
+    topics = Counter(tag for t in builtin.tasks for tag in t.tags if tag in TOPICS)
+    assert all(topics[topic] >= 5 for topic in TOPICS), topics
+    assert all(set(t.tags) <= set(DIFFICULTIES + TOPICS + ("quick",)) for t in builtin.tasks)
+    assert all(any(tag in TOPICS for tag in t.tags) for t in builtin.tasks)
+
+
+def test_every_task_is_complete(builtin):
+    for t in builtin.tasks:
+        assert t.task_id == f"builtin/{t.entry_point}"
+        assert len(t.hidden_tests) >= 5, t.task_id
+        [function] = [n for n in ast.parse(t.prompt).body if isinstance(n, ast.FunctionDef)]
+        assert function.name == t.entry_point
+        doc = ast.get_docstring(function)
+        assert doc and ">>> " + t.entry_point + "(" in doc, t.task_id
+        assert t.canonical_solution and t.canonical_solution.startswith(t.prompt), t.task_id
+        # The prompt holds no hidden test verbatim.
+        assert not any(test.strip() in t.prompt for test in t.hidden_tests), t.task_id
+
+
+def test_the_first_tasks_and_the_quick_subset_are_a_mix(builtin):
+    first = builtin.tasks[:9]
+    assert {difficulty(t) for t in first} == set(DIFFICULTIES)
+    quick = load_tasks("builtin:quick")
+    assert quick.name == "builtin:quick" and 10 <= len(quick.tasks) <= 14
+    assert Counter(difficulty(t) for t in quick.tasks)["hard"] >= 2
+    assert {difficulty(t) for t in quick.tasks} == set(DIFFICULTIES)
+    assert quick.digest != builtin.digest
+
+
+def test_an_unknown_tag_lists_the_tags():
+    with pytest.raises(TaskError, match=r"no builtin task has the tag 'nope'; tags: .*quick"):
+        load_tasks("builtin:nope")
+
+
+@pytest.mark.docker
+def test_canonical_solutions_pass_and_stubs_fail_in_the_sandbox(builtin, docker_sandbox):
+    def grade(task):
+        good = docker_sandbox.run(RunRequest(task.canonical_solution, task.hidden_tests, task.timeout_s))
+        bad = docker_sandbox.run(RunRequest(stub(task), task.hidden_tests, task.timeout_s))
+        return task, good, bad
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(grade, builtin.tasks))
+    failing = {
+        task.task_id: [(o.status, o.detail) for o in good if not o.passed]
+        for task, good, _ in results
+        if not all(o.passed for o in good)
+    }
+    assert failing == {}
+    stub_passing = [task.task_id for task, _, bad in results if all(o.passed for o in bad)]
+    assert stub_passing == []
+    # The stub is really run: it fails by its result (an assertion), not by a crash.
+    assert any(o.status == "failed" for _, _, bad in results for o in bad)
