@@ -40,7 +40,8 @@ class _Channel:
         self._lines: queue.Queue = queue.Queue()
         self.jobs_done = 0
         self._next_id = 0
-        self.broken = False
+        self.broken = False  # failed a job: replace before the next one
+        self.ended = False  # its output stream closed: the worker is gone
 
     # --- for subclasses
     def _send(self, data: bytes) -> None:
@@ -65,6 +66,7 @@ class _Channel:
         except Exception:
             pass
         finally:
+            self.ended = True
             self._lines.put(_EOF)
 
     def _start_reader(self, chunks: Iterator[bytes], name: str) -> None:
@@ -173,7 +175,7 @@ class WorkerPool:
 
     def _run_test(self, slot: _Slot, program: str, test: str, timeout: float) -> TestOutcome:
         channel = slot.channel
-        if channel is None or channel.broken or channel.jobs_done >= self._jobs_per_worker:
+        if channel is None or channel.broken or channel.ended or channel.jobs_done >= self._jobs_per_worker:
             if channel is not None:
                 channel.close()
             slot.channel = None

@@ -31,6 +31,8 @@ class TestOutcome:
     timed out; trimmed to a bounded length. Empty when passed.
     """
 
+    __test__ = False  # a result record, not a pytest test class
+
     test: str
     status: Status
     detail: str = ""

@@ -217,8 +217,10 @@ def _child(job: dict, token: str, out_w: int, report_w: int, scratch: str) -> No
         )
         _apply_limits(job)
         sys.stdin = open(0, "r", closefd=False)
+        # Line-buffered like a terminal, so stdout and stderr keep their order.
         sys.stdout = io.TextIOWrapper(
-            open(1, "wb", closefd=False), encoding="utf-8", errors="backslashreplace"
+            open(1, "wb", closefd=False), encoding="utf-8", errors="backslashreplace",
+            line_buffering=True,
         )
         sys.stderr = io.TextIOWrapper(
             open(2, "wb", closefd=False), encoding="utf-8", errors="backslashreplace",
@@ -357,6 +359,8 @@ class _Worker:
         timeout = float(job["timeout_s"])
         cap = int(job["max_output_bytes"])
         scratch = os.path.join(self.scratch_root, "test")
+        os.makedirs(self.scratch_root, exist_ok=True)  # a test may have deleted it
+        _wipe(self.scratch_root)
         os.mkdir(scratch, 0o700)
         token = os.urandom(8).hex()
         out_r, out_w = os.pipe()

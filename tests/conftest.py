@@ -10,3 +10,43 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
     config.addinivalue_line("markers", "model: loads a real local model (GGUF)")
     config.addinivalue_line("markers", "browser: drives a headless Chromium")
+
+
+# --- sandbox fixtures -------------------------------------------------------------
+# `docker_sandbox` skips when no engine or image answers, but fails when
+# HARNESS_REQUIRE_DOCKER=1 (CI sets it: there, a skipped Docker test is a defect).
+
+
+def _open_test_sandbox(backend: str, **overrides):
+    """A sandbox for tests; docker skips (or fails, under CI) when it cannot start."""
+    import os
+
+    from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox
+
+    config = SandboxConfig(backend=backend, **{"workers": 2, **overrides})
+    try:
+        return open_sandbox(config)
+    except SandboxUnavailable as exc:
+        if backend == "docker" and os.environ.get("HARNESS_REQUIRE_DOCKER") == "1":
+            pytest.fail(f"HARNESS_REQUIRE_DOCKER=1 but the docker sandbox is unavailable: {exc}")
+        pytest.skip(f"docker sandbox unavailable: {exc}")
+
+
+@pytest.fixture(scope="session")
+def sandbox_opener():
+    """`opener(backend, **SandboxConfig fields)`; the caller closes what it opens."""
+    return _open_test_sandbox
+
+
+@pytest.fixture(scope="session")
+def docker_sandbox():
+    sandbox = _open_test_sandbox("docker")
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.fixture(scope="session")
+def process_sandbox():
+    sandbox = _open_test_sandbox("process")
+    yield sandbox
+    sandbox.close()

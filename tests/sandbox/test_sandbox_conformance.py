@@ -1,0 +1,300 @@
+"""One conformance suite for every sandbox backend (fixture `backend`: process, docker).
+
+The process backend runs code on this machine without isolation; the cases it cannot
+contain are marked per backend, with the reason, instead of being run against the host.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from sandbox import RunRequest, Sandbox, TestOutcome
+
+ADD = "def add(a, b):\n    return a + b\n"
+
+
+def run_one(sandbox: Sandbox, program: str, test: str, timeout_s: float | None = None) -> TestOutcome:
+    [outcome] = sandbox.run(RunRequest(program, [test], timeout_s=timeout_s))
+    return outcome
+
+
+def assert_healthy(sandbox: Sandbox) -> None:
+    """The pool still answers a normal job correctly, and promptly."""
+    started = time.monotonic()
+    outcomes = sandbox.run(RunRequest(ADD, ["assert add(2, 3) == 5", "assert add(2, 3) == 6"]))
+    assert [o.status for o in outcomes] == ["passed", "failed"], outcomes
+    assert outcomes[1].detail == "assert add(2, 3) == 6  # got 5"
+    assert time.monotonic() - started < 5.0
+
+
+# --- basics --------------------------------------------------------------------
+
+
+def test_statuses_and_details(sandbox):
+    outcomes = sandbox.run(
+        RunRequest(
+            ADD,
+            [
+                "assert add(1, 2) == 3",
+                "assert add(1, 2) == 4",
+                "assert add(1) == 1",
+                "while True:\n    pass",
+                "assert add('a', 'b') == 'ab'",
+            ],
+            timeout_s=1.0,
+        )
+    )
+    assert [o.status for o in outcomes] == ["passed", "failed", "error", "timeout", "passed"]
+    assert [o.test for o in outcomes][1] == "assert add(1, 2) == 4"
+    assert outcomes[0].detail == ""
+    assert outcomes[1].detail == "assert add(1, 2) == 4  # got 3"
+    assert outcomes[2].detail == "TypeError: add() missing 1 required positional argument: 'b'"
+    assert outcomes[3].detail == "timed out after 1 s (wall clock)"
+    assert 0.9 < outcomes[3].duration_s < 3.0
+
+
+def test_humaneval_style_check_function(sandbox):
+    test = (
+        "def check(candidate):\n"
+        "    assert candidate(1, 1) == 2\n"
+        "    assert candidate(2, 2) == 5, 'two and two'\n"
+        "check(add)"
+    )
+    outcome = run_one(sandbox, ADD, test)
+    assert outcome.status == "failed"
+    assert outcome.detail == "assert candidate(2, 2) == 5, 'two and two'  # got 4"
+
+
+def test_detail_picks_the_failing_assert_and_is_bounded(sandbox):
+    program = "def echo(x):\n    return x\n"
+    first, second = sandbox.run(
+        RunRequest(program, ["assert echo(1) == 1; assert echo(2) == 3", "assert echo('a' * 5000) == 'b'"])
+    )
+    assert first.detail == "assert echo(2) == 3  # got 2"
+    assert second.status == "failed"
+    assert second.detail.startswith("assert echo('a' * 5000) == 'b'  # got 'aaa")
+    assert len(second.detail) <= 400
+
+
+def test_non_comparison_assert_and_exception_in_program(sandbox):
+    plain, program_error, syntax = (
+        run_one(sandbox, ADD, "assert add(1, 1) is None"),
+        run_one(sandbox, "def f():\n    raise ValueError('bad input ' * 3)\n", "assert f() == 1"),
+        run_one(sandbox, "def f(:\n    pass\n", "assert f() == 1"),
+    )
+    assert plain.status == "failed" and plain.detail == "assert add(1, 1) is None  # got 2"
+    assert program_error.status == "error"
+    assert program_error.detail == "ValueError: bad input bad input bad input"
+    assert syntax.status == "error" and syntax.detail.startswith("SyntaxError:")
+    assert "line 1" in syntax.detail
+
+
+def test_output_is_captured_per_test(sandbox):
+    tests = ["print('one')", "import sys; print('two', file=sys.stderr); print('three')"]
+    first, second = sandbox.run(RunRequest("print('loaded')\n", tests))
+    assert first.output == "loaded\none\n"
+    assert second.output == "loaded\ntwo\nthree\n"
+
+
+def test_tests_are_isolated_from_each_other(sandbox):
+    program = "import os\nstate = []\n"
+    tests = [
+        # mutate everything a later test could see: module state, builtins, files
+        "state.append(1); import builtins; builtins.len = lambda x: 42\n"
+        "open('left-behind.txt', 'w').write('x'); open(os.environ['TMPDIR'] + '/tmpfile', 'w').write('x')\n"
+        "import os; os.environ['LEAK'] = '1'; assert state == [1]",
+        "assert state == [] and len([1]) == 1",
+        "assert not os.path.exists('left-behind.txt') and os.listdir('.') == []",
+        "assert 'LEAK' not in os.environ",
+    ]
+    outcomes = sandbox.run(RunRequest(program, tests))
+    assert [o.status for o in outcomes] == ["passed"] * 4, outcomes
+
+
+def test_a_crashing_or_hanging_test_does_not_affect_the_rest(sandbox):
+    tests = [
+        "import os; os.abort()",
+        "while True: pass",
+        "import os; os._exit(3)",
+        "assert add(1, 1) == 2",
+    ]
+    outcomes = sandbox.run(RunRequest(ADD, tests, timeout_s=1.0))
+    assert [o.status for o in outcomes] == ["error", "timeout", "error", "passed"], outcomes
+    assert outcomes[0].detail == "the process was killed by SIGABRT before the test finished"
+    assert outcomes[2].detail == "the process exited with status 3 before the test finished"
+
+
+def test_numpy_and_pytest_are_importable(sandbox):
+    outcome = run_one(sandbox, "import numpy as np\nimport pytest\n", "assert int(np.arange(4).sum()) == 6")
+    assert outcome.status == "passed", outcome
+
+
+# --- hostile code (issue 3, point 5) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hostile:
+    name: str
+    program: str
+    test: str
+    statuses: tuple[str, ...]  # acceptable statuses
+    detail: str = ""  # must appear in the detail
+    timeout_s: float = 2.0
+    not_contained: dict[str, str] = field(default_factory=dict)  # backend -> why skipped
+    expected_failure: dict[str, str] = field(default_factory=dict)  # backend -> why xfail
+
+
+NO_ISOLATION = "process backend: code runs on the host without isolation"
+
+HOSTILE = [
+    Hostile("infinite loop", "while True:\n    pass\n", "assert True", ("timeout",), "timed out", 1.0),
+    Hostile(
+        "fork bomb", "import os\nwhile True:\n    os.fork()\n", "assert True", ("error", "timeout"),
+        not_contained={"process": f"{NO_ISOLATION}: no pids cap outside a container"},
+    ),
+    Hostile("8 GiB at once", "data = bytearray(8 << 30)\n", "assert len(data) > 0", ("error",), "MemoryError", 5.0),
+    Hostile(
+        "8 GiB step by step",
+        "chunks = []\nfor _ in range(128):\n    chunks.append(bytearray(64 << 20))\n",
+        "assert len(chunks) == 128", ("error",), "MemoryError", 5.0,
+    ),
+    Hostile(
+        "1 GiB file in /tmp",
+        "import os\ndef fill(path):\n    with open(path, 'wb') as f:\n"
+        "        for _ in range(1024):\n            f.write(b'x' * (1 << 20))\n",
+        "fill(os.path.join(os.environ.get('TMPDIR', '/tmp'), 'big'))", ("error",), "File too large",
+    ),
+    Hostile(
+        "1 GiB in many files in /tmp",
+        "import os\ndef fill():\n    for i in range(128):\n"
+        "        with open(f'/tmp/big{i}', 'wb') as f:\n            f.write(b'x' * (8 << 20))\n",
+        "fill()", ("error",), "No space left on device",
+        not_contained={"process": f"{NO_ISOLATION}: no disk quota (would fill the host's /tmp)"},
+    ),
+    Hostile(
+        "writing to /", "", "open('/sandbox-escape.txt', 'w').write('x')", ("error",), "Error",
+        not_contained={"process": f"{NO_ISOLATION}: would write to the host's /"},
+    ),
+    Hostile(
+        "socket to an outside address", "import socket\n",
+        "socket.create_connection(('192.0.2.1', 80), timeout=1.5)", ("error",), "Network is unreachable",
+        not_contained={"process": f"{NO_ISOLATION}: the host's network is reachable"},
+    ),
+    Hostile(
+        "printing 1 GB", "import sys\n",
+        "for _ in range(1 << 14):\n    sys.stdout.write('x' * (1 << 16))",
+        ("passed", "timeout"), "", 5.0,
+    ),
+    Hostile(
+        "os.kill(1, 9)", "import os\n", "os.kill(1, 9)\nassert True", ("passed",),
+        not_contained={"process": f"{NO_ISOLATION}: would signal the host's PID 1"},
+    ),
+    Hostile(
+        # On the process backend the worker dies, the test is an error, and a fresh
+        # worker takes over; in a container the worker is PID 1 and ignores it.
+        "killing the worker", "import os\n", "os.kill(os.getppid(), 9)\nimport time; time.sleep(1)",
+        ("passed", "error"),
+    ),
+    Hostile("os._exit(0) before the assert", "import os\nos._exit(0)\n", "assert False", ("error",),
+            "exited with status 0"),
+    Hostile("os._exit(0) in the test", "import os\n", "os._exit(0)\nassert False", ("error",),
+            "exited with status 0"),
+    Hostile(
+        "sys.exit(0) in the code under test", "def f():\n    import sys\n    sys.exit(0)\n",
+        "assert f() == 1", ("error",), "sys.exit(0)",
+    ),
+    Hostile(
+        "deleting files",
+        "import os, shutil, sys\n"
+        "def delete_worker():\n"
+        "    worker = sys.modules['__main__'].__file__\n"
+        "    for attempt in (lambda: os.remove(worker), lambda: shutil.rmtree(os.path.dirname(worker))):\n"
+        "        try:\n            attempt()\n            return True\n        except OSError:\n            pass\n"
+        "    return False\n",
+        "assert delete_worker() is False", ("passed",),
+        expected_failure={"process": f"{NO_ISOLATION}: it may delete the user's files (here: a private copy)"},
+    ),
+    Hostile(
+        "background process outliving the test",
+        "import os, subprocess, time\n",
+        "subprocess.Popen(['sleep', '60'], start_new_session=True)\n"
+        "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(60)\n    os._exit(0)\n"
+        "time.sleep(0.2)",
+        ("passed",),
+    ),
+]
+
+# Run after a background-process case: nothing but the worker and this test is left.
+NO_LEFTOVERS = (
+    "import os\n"
+    "def children(pid):\n"
+    "    found = []\n"
+    "    for entry in filter(str.isdigit, os.listdir('/proc')):\n"
+    "        try:\n"
+    "            stat = open(f'/proc/{entry}/stat').read()\n"
+    "        except OSError:\n"
+    "            continue\n"
+    "        if int(stat.rsplit(')', 1)[1].split()[1]) == pid:\n"
+    "            found.append(int(entry))\n"
+    "    return found\n"
+)
+
+
+@pytest.mark.parametrize("case", HOSTILE, ids=[case.name for case in HOSTILE])
+def test_hostile_code_is_contained(sandbox, backend, case: Hostile):
+    if backend in case.not_contained:
+        pytest.skip(case.not_contained[backend])
+    started = time.monotonic()
+    outcome = run_one(sandbox, case.program, case.test, timeout_s=case.timeout_s)
+    elapsed = time.monotonic() - started
+    assert elapsed < case.timeout_s + 10, f"the harness waited {elapsed:.1f} s"
+    assert len(outcome.output) < 65 * 1024 + 200  # the output cap held
+    if backend in case.expected_failure and outcome.status not in case.statuses:
+        assert_healthy(sandbox)
+        pytest.xfail(case.expected_failure[backend])
+    assert backend not in case.expected_failure, f"expected not contained, got {outcome}"
+    assert outcome.status in case.statuses, outcome
+    assert case.detail in outcome.detail, outcome
+    if case.name == "background process outliving the test":
+        leftovers = run_one(sandbox, NO_LEFTOVERS, "assert children(os.getppid()) == [os.getpid()]")
+        assert leftovers.status == "passed", leftovers
+    if case.name == "printing 1 GB":
+        assert outcome.output.startswith("x" * 1000)
+        assert "more bytes of output dropped]" in outcome.output
+    assert_healthy(sandbox)
+
+
+def test_os_exit_never_counts_as_passed(sandbox):
+    """Exiting with status 0 before or inside the test body is an error, not a pass."""
+    outcomes = sandbox.run(
+        RunRequest(
+            "import os, sys\n",
+            ["os._exit(0)", "sys.exit(0)", "raise SystemExit", "os.kill(os.getpid(), 9)"],
+        )
+    )
+    assert [o.status for o in outcomes] == ["error"] * 4, outcomes
+
+
+def test_environment_does_not_reach_the_code(backend, sandbox_opener, monkeypatch):
+    secret = "sk-fake-secret-4d1c"
+    monkeypatch.setenv("HARNESS_FAKE_API_KEY", secret)
+    sandbox = sandbox_opener(backend, workers=1)  # opened while the secret is set
+    try:
+        test = (
+            "import os\n"
+            "seen = repr(dict(os.environ))\n"
+            "for pid in {1, os.getppid()}:\n"
+            "    try:\n"
+            "        seen += open(f'/proc/{pid}/environ').read()\n"
+            "    except OSError:\n"
+            "        pass\n"
+            f"assert {secret!r} not in seen and 'HARNESS_FAKE_API_KEY' not in seen\n"
+            "print(sorted(os.environ))"
+        )
+        outcome = run_one(sandbox, "", test)
+    finally:
+        sandbox.close()
+    assert outcome.status == "passed", outcome
+    assert "PATH" in outcome.output and "HARNESS_FAKE_API_KEY" not in outcome.output

@@ -1,0 +1,226 @@
+"""The pool around the workers: concurrency, recycling, replacement, clean-up."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import time
+
+import pytest
+
+from sandbox import RunRequest, SandboxConfig, SandboxUnavailable
+
+ADD = "def add(a, b):\n    return a + b\n"
+# Prints something that names the worker: the container's hostname is its id; a
+# process worker is the test's parent.
+WHO = "import os, socket\nprint(socket.gethostname() if os.getppid() == 1 else os.getppid())"
+
+
+def worker_identity(sandbox) -> str:
+    [outcome] = sandbox.run(RunRequest(WHO, ["pass"]))
+    assert outcome.status == "passed", outcome
+    return outcome.output.strip()
+
+
+def test_concurrent_calls_from_many_threads_queue_and_stay_correct(make_sandbox):
+    sandbox = make_sandbox(workers=2)
+    results: dict[int, list] = {}
+    errors: list[BaseException] = []
+
+    def call(index: int) -> None:
+        try:
+            program = f"def f():\n    return {index}\n"
+            tests = [f"assert f() == {index}", f"assert f() == {index + 1}", "import time; time.sleep(0.05)"]
+            results[index] = sandbox.run(RunRequest(program, tests))
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=call, args=(index,)) for index in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors
+    assert sorted(results) == list(range(8))
+    for index, outcomes in results.items():
+        assert [o.status for o in outcomes] == ["passed", "failed", "passed"]
+        assert outcomes[1].detail == f"assert f() == {index + 1}  # got {index}"
+    assert sandbox.replacements == 0
+
+
+def test_two_workers_run_in_parallel(make_sandbox):
+    sandbox = make_sandbox(workers=2)
+    barrier = threading.Barrier(2)
+    durations = []
+
+    def call() -> None:
+        barrier.wait()
+        started = time.monotonic()
+        sandbox.run(RunRequest("", ["import time; time.sleep(1)"]))
+        durations.append(time.monotonic() - started)
+
+    threads = [threading.Thread(target=call) for _ in range(2)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(durations) == 2
+    assert time.monotonic() - started < 1.9  # one after the other would take 2 s
+
+
+def test_worker_is_recycled_after_its_share_of_jobs(make_sandbox):
+    sandbox = make_sandbox(workers=1, jobs_per_container=3)
+    identities = [worker_identity(sandbox) for _ in range(7)]
+    # jobs 1-3 on the first worker, 4-6 on the second, 7 on the third
+    assert len(set(identities[0:3])) == 1
+    assert len(set(identities[3:6])) == 1
+    assert len({identities[0], identities[3], identities[6]}) == 3
+    assert sandbox.replacements == 2
+
+
+def _kill_worker(backend: str, identity: str) -> None:
+    """Kill the worker that `worker_identity` named, from the outside."""
+    if backend == "docker":
+        import docker
+
+        client = docker.from_env()
+        client.containers.get(identity).kill()
+        client.close()
+    else:
+        os.kill(int(identity), signal.SIGKILL)
+
+
+def test_a_dead_worker_is_replaced(backend, make_sandbox):
+    sandbox = make_sandbox(workers=1)
+    before = worker_identity(sandbox)
+    _kill_worker(backend, before)
+    time.sleep(1.0)  # let the host notice the stream closing
+    outcomes = sandbox.run(RunRequest(ADD, ["assert add(1, 2) == 3"]))
+    assert [o.status for o in outcomes] == ["passed"], outcomes
+    assert sandbox.replacements == 1
+    assert worker_identity(sandbox) != before
+
+
+def test_a_worker_that_stops_answering_is_replaced(backend, make_sandbox, monkeypatch):
+    """The host's guard timeout fires when the worker itself hangs."""
+    import sandbox._pool as pool
+
+    monkeypatch.setattr(pool, "GUARD_MARGIN_S", 1.0)
+    sandbox = make_sandbox(workers=1)
+    # SIGSTOP freezes the worker: ignored by PID 1 of a container, so stop it from
+    # the host side instead; for a process worker the test can do it itself.
+    if backend == "docker":
+        import docker
+
+        client = docker.from_env()
+        client.containers.get(worker_identity(sandbox)).pause()
+        client.close()
+        test = "pass"
+    else:
+        test = "import os, signal; os.kill(os.getppid(), signal.SIGSTOP)"
+    started = time.monotonic()
+    [outcome] = sandbox.run(RunRequest("", [test], timeout_s=1.0))
+    assert outcome.status == "timeout", outcome
+    assert "did not answer in time; it was replaced" in outcome.detail
+    assert time.monotonic() - started < 10
+    assert worker_identity(sandbox)
+    assert sandbox.replacements == 1
+
+
+def test_closed_sandbox_refuses_work(make_sandbox):
+    sandbox = make_sandbox(workers=1)
+    sandbox.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        sandbox.run(RunRequest(ADD, ["assert True"]))
+
+
+@pytest.mark.docker
+def test_docker_containers_are_locked_down_and_removed_on_close(sandbox_opener):
+    import docker
+
+    sandbox = sandbox_opener("docker", workers=1)
+    client = docker.from_env()
+    try:
+        container = client.containers.get(worker_identity(sandbox))
+        host = container.attrs["HostConfig"]
+        assert host["NetworkMode"] == "none"
+        assert host["ReadonlyRootfs"] is True
+        assert host["CapDrop"] == ["ALL"]
+        assert host["SecurityOpt"] == ["no-new-privileges"]
+        assert host["Memory"] == host["MemorySwap"] > 0
+        assert host["PidsLimit"] == SandboxConfig().limits.pids
+        assert host["NanoCpus"] == int(SandboxConfig().limits.cpus * 1e9)
+        assert host["LogConfig"]["Type"] == "none"
+        assert "/tmp" in host["Tmpfs"]
+        assert container.attrs["Config"]["User"] == "65534:65534"
+        assert all(not var.startswith(("HARNESS", "ANTHROPIC", "OPENAI")) for var in container.attrs["Config"]["Env"] or [])
+        [outcome] = sandbox.run(RunRequest("import os\n", ["assert os.getuid() == 65534 and os.getpid() != 1"]))
+        assert outcome.status == "passed", outcome
+    finally:
+        sandbox.close()
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.containers.get(container.id)
+        except docker.errors.NotFound:
+            break
+        assert time.monotonic() < deadline, "container left after close()"
+        time.sleep(0.2)
+    client.close()
+
+
+@pytest.mark.docker
+def test_stale_containers_of_dead_runs_are_removed(sandbox_opener):
+    import docker
+
+    from sandbox.docker_backend import OWNER_LABEL, remove_stale_containers
+
+    probe = sandbox_opener("docker", workers=1)  # skips when there is no engine/image
+    probe.close()
+    client = docker.from_env()
+    dead_pid = 2**22 + 17  # above pid_max's default: no such process
+    stale = client.containers.create(
+        SandboxConfig().image, command=["sleep", "600"],
+        labels={"reflexion-harness.sandbox": "worker", OWNER_LABEL: f"{socket.gethostname()}:{dead_pid}"},
+        network_mode="none",
+    )
+    try:
+        stale.start()
+        assert remove_stale_containers(client) >= 1
+        with pytest.raises(docker.errors.NotFound):
+            client.containers.get(stale.id)
+    finally:
+        try:
+            stale.remove(force=True)
+        except docker.errors.DockerException:
+            pass
+        client.close()
+
+
+def test_docker_without_engine_says_how_to_get_one(monkeypatch, tmp_path):
+    from sandbox.docker_backend import DockerSandbox
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    with pytest.raises(SandboxUnavailable) as caught:
+        DockerSandbox(SandboxConfig())
+    message = str(caught.value)
+    assert "no Docker engine answers" in message
+    assert "apt-get install -y docker.io" in message
+    assert "--sandbox process" in message
+
+
+@pytest.mark.docker
+def test_docker_with_missing_image_says_to_build_it(sandbox_opener):
+    from sandbox.docker_backend import DockerSandbox
+
+    sandbox_opener("docker", workers=1).close()  # skips when there is no engine/image
+    with pytest.raises(SandboxUnavailable, match=r"missing; run `python -m harness sandbox build`"):
+        DockerSandbox(SandboxConfig(image="reflexion-harness-sandbox:no-such-tag"))
+
+
+def test_process_backend_warns_every_time(sandbox_opener, capsys):
+    for _ in range(2):
+        sandbox_opener("process", workers=1).close()
+    assert capsys.readouterr().err.count("WITHOUT isolation") == 2
