@@ -1,0 +1,176 @@
+"""`python -m harness run` as a user meets it: bad input, kill -9 + resume, Ctrl-C."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Six small tasks: f0..f5 return n * i. The model gets f0, f2, f4 right at once and the
+# others right only after feedback.
+N_TASKS = 6
+
+
+def write_task_file(folder: Path) -> Path:
+    path = folder / "tasks.jsonl"
+    rows = []
+    for i in range(N_TASKS):
+        rows.append(
+            {
+                "task_id": f"mul/{i}",
+                "prompt": f'def f{i}(n: int) -> int:\n    """Return n times {i}."""\n',
+                "entry_point": f"f{i}",
+                "tests": [f"assert f{i}(3) == {3 * i}", f"assert f{i}(-2) == {-2 * i}"],
+            }
+        )
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def write_script(folder: Path, latency_s: float = 0.0) -> Path:
+    rules = []
+    if latency_s:
+        rules.append({"latency_s": latency_s})
+    rules.append({"match": "what should the next implementation do differently", "reply": "Multiply, do not add."})
+    for i in range(N_TASKS):
+        right = f"```python\ndef f{i}(n):\n    return n * {i}\n```"
+        wrong = f"```python\ndef f{i}(n):\n    return n + {i}\n```"
+        rules.append({"match": f"unit tests for the function `f{i}`", "reply": f"```python\nassert f{i}(1) == {i}\nassert f{i}(5) == {5 * i}\n```"})
+        rules.append({"match": f"improved implementation of `f{i}`", "reply": right})
+        rules.append({"match": f"Implement the function `f{i}`", "reply": right if i % 2 == 0 else wrong})
+    path = folder / "script.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rules))
+    return path
+
+
+def harness(*args: str, cwd: Path, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, **kw)
+
+
+def start(*args: str, cwd: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--tasks", "nosuch:thing"], "nosuch"),
+        (["--model", "nosuch:model"], "nosuch"),
+        (["--samples", "2", "--k", "1,5"], "k=5 exceeds samples=2"),
+        (["--limit", "0"], "limit"),
+        (["--config", "missing.toml"], "missing.toml"),
+        (["--resume", "no/such/run"], "no/such/run"),
+        (["--model", "anthropic:claude-sonnet-4-5", "--limit", "1"], "ANTHROPIC_API_KEY"),
+        (["--trials", "0"], "trials"),
+        (["--strategy", "nosuch"], "nosuch"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, argv, words):
+    env_key = os.environ.pop("ANTHROPIC_API_KEY", None)
+    try:
+        proc = harness("run", *argv, "--out", str(tmp_path / "r"), cwd=tmp_path)
+    finally:
+        if env_key is not None:
+            os.environ["ANTHROPIC_API_KEY"] = env_key
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    err_lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("error") or "error:" in ln]
+    assert err_lines and words in proc.stderr, proc.stderr
+
+
+def test_malformed_config_file(tmp_path):
+    (tmp_path / "bad.toml").write_text("trials = [\n")
+    proc = harness("run", "--config", "bad.toml", cwd=tmp_path)
+    assert proc.returncode == 2 and "bad.toml" in proc.stderr and "Traceback" not in proc.stderr
+    (tmp_path / "unknown.toml").write_text("trails = 3\n")
+    proc = harness("run", "--config", "unknown.toml", cwd=tmp_path)
+    assert proc.returncode == 2 and "trails" in proc.stderr
+
+
+def _run_args(tmp_path: Path, script: Path, tasks: Path, out: Path) -> list[str]:
+    return [
+        "--tasks", f"jsonl:{tasks}", "--model", f"scripted:{script}", "--strategy", "all",
+        "--trials", "3", "--workers", "2", "--out", str(out), "--memory-dir", str(tmp_path / "mem"),
+        "--no-report", "--no-cache",
+    ]
+
+
+def _summary_without_times(run_dir: Path) -> dict:
+    summary = json.loads((run_dir / "summary.json").read_text())
+    summary.pop("run_id")
+    summary.pop("timings", None)
+    for stats in summary["strategies"].values():
+        stats.pop("wall_s")
+    return summary
+
+
+def _only_run(out: Path) -> Path:
+    (run_dir,) = list(out.iterdir())
+    return run_dir
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path):
+    tasks, script = write_task_file(tmp_path), write_script(tmp_path, latency_s=0.05)
+    full = harness("run", *_run_args(tmp_path, script, tasks, tmp_path / "full"), cwd=tmp_path)
+    assert full.returncode == 0, full.stderr
+    reference = _summary_without_times(_only_run(tmp_path / "full"))
+
+    for kill_after in (1, 7):  # early, and in the middle of the run
+        out = tmp_path / f"killed{kill_after}"
+        proc = start("run", *_run_args(tmp_path, script, tasks, out), cwd=tmp_path)
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            files = list(out.glob("*/trials.jsonl"))
+            if files and files[0].read_text().count("\n") >= kill_after:
+                break
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        run_dir = _only_run(out)
+        lines_before = (run_dir / "trials.jsonl").read_text().count("\n")
+        assert lines_before >= kill_after
+        assert not (run_dir / "summary.json").exists()
+
+        resumed = harness("run", "--resume", str(run_dir), cwd=tmp_path)
+        assert resumed.returncode == 0, resumed.stderr
+        rows = [json.loads(x) for x in (run_dir / "trials.jsonl").read_text().splitlines()]
+        keys = [(r["task_id"], r["strategy"], r["attempt"], r["trial"]) for r in rows]
+        assert len(keys) == len(set(keys)), "a trial was done twice"
+        assert _summary_without_times(run_dir) == reference
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_ctrl_c_stops_quickly_keeps_trials_and_prints_resume(tmp_path):
+    tasks, script = write_task_file(tmp_path), write_script(tmp_path, latency_s=0.5)
+    out = tmp_path / "out"
+    proc = start("run", *_run_args(tmp_path, script, tasks, out), cwd=tmp_path)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        files = list(out.glob("*/trials.jsonl"))
+        if files and files[0].read_text().count("\n") >= 2:
+            break
+        time.sleep(0.01)
+    sent = time.time()
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert time.time() - sent < 5, "Ctrl-C took too long"
+    assert proc.returncode == 130
+    run_dir = _only_run(out)
+    assert f"--resume {run_dir}" in stderr
+    kept = (run_dir / "trials.jsonl").read_text().count("\n")
+    assert kept >= 2
+    resumed = harness("run", "--resume", str(run_dir), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (run_dir / "summary.json").exists()
