@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from harness import __version__
 from harness.report import plots
-from harness.report.runs import Run
+from harness.report.runs import Run, load_run, load_runs
 from harness.report.tables import RunFrames, Tables, build_tables
 from harness.results import write_json
 from harness.summary import build_summary
@@ -144,7 +144,9 @@ def headline(runs: Sequence[Run]) -> tuple[View, pd.DataFrame]:
             shown[col], raw[col] = entry, values
     df = pd.DataFrame(shown).fillna("")
     df.index.name = "figure"
-    csv = pd.DataFrame(raw, dtype=object)  # object: counts stay integers
+    figures = list(dict.fromkeys(k for v in raw.values() for k in v))
+    # built row by row as objects, so that counts stay integers in the CSV
+    csv = pd.DataFrame([[raw[c].get(f) for c in raw] for f in figures], index=figures, columns=list(raw), dtype=object)
     csv.index.name = "figure"
     view = View("headline", "Side by side", "pass@k with [95% bootstrap CI]; the figures of summary.json, one "
                 "column per " + ("strategy." if len(runs) == 1 else "run x strategy."),
@@ -171,6 +173,7 @@ class TrialView:
     memory_shown: list[str]
     lesson: str | None
     testgen: str
+    testgen_raw: str
     spend: str
 
 
@@ -199,16 +202,18 @@ def _trial_view(rec: Any, previous_feedback: str) -> TrialView:
     tests += [(r.test, r.status, r.detail) for r in rec.internal_results if r.test not in set(rec.internal_tests)]
     hidden_ok = sum(1 for r in rec.hidden_results if r.status == "passed")
     hidden_summary = f"{hidden_ok}/{len(rec.hidden_results)} hidden tests passed" if rec.hidden_results else ""
-    testgen = ""
+    testgen, testgen_raw = "", ""
     if rec.testgen:
-        kept, dropped = rec.testgen.get("kept"), rec.testgen.get("dropped")
-        testgen = f"test writer: {kept if kept is not None else '?'} tests kept, {dropped if dropped is not None else '?'} dropped"
+        # whatever counts the loop records (kept, dropped_unparseable, ...), shown as they are
+        counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(rec.testgen.items()) if k != "raw_output")
+        testgen = f"test writer: {counts}" if counts else "test writer"
+        testgen_raw = str(rec.testgen.get("raw_output") or "")
     cost = f", ${rec.cost_usd:.4f}" if rec.cost_usd is not None else ""
     spend = (f"{rec.model_calls} calls ({rec.cached_calls} cached), {rec.input_tokens}+{rec.output_tokens} tokens"
              f"{cost}, {rec.wall_s:.1f} s")
     return TrialView(rec.trial, rec.final, rec.stop_reason, bool(rec.hidden_passed), hidden_summary,
                      rec.internal_passed, rec.error, rec.code, tests, previous_feedback,
-                     list(rec.memory_shown), rec.lesson, testgen, spend)
+                     list(rec.memory_shown), rec.lesson, testgen, testgen_raw, spend)
 
 
 def task_views(rf: RunFrames) -> list[TaskView]:
@@ -342,8 +347,6 @@ def _render(out_dir: Path, runs: Sequence[Run], title: str) -> Path:
 def write_report(run_dir: Path) -> Path:
     """Writes report.html, report.md, CSV tables, SVG plots and summary.json into
     the run folder, from run.json and trials.jsonl alone; returns report.html."""
-    from harness.report.runs import load_run
-
     run = load_run(Path(run_dir))
     write_json(run.run_dir / "summary.json", build_summary(run.header, run.records))
     return _render(run.run_dir, [run], f"Run {run.label}")
@@ -356,8 +359,6 @@ def default_compare_dir(run_dirs: Sequence[Path]) -> Path:
 
 def write_compare(run_dirs: Sequence[Path], out_dir: Path | None = None) -> Path:
     """Several runs side by side in one report (one series per run x strategy)."""
-    from harness.report.runs import load_runs
-
     runs = load_runs([Path(p) for p in run_dirs])
     out = Path(out_dir) if out_dir is not None else default_compare_dir(run_dirs)
     return _render(out, runs, "Comparison of " + ", ".join(r.label for r in runs))

@@ -28,6 +28,8 @@ from harness.results import TestRecord, TrialLog, TrialRecord, write_json
 RUN_ID = "synthetic-run"
 EVIL_TASK = 'Evil<&>"task'
 EVIL_CODE = 'def f(x):\n    return "</pre><script>alert(1)</script>" if x < 0 else x & 1\n'
+TESTGEN = {"raw_output": "assert f(1) == 1\nassert f(-1) == '<x>'\nnot <a> test", "kept": 2,
+           "dropped_unparseable": 1, "dropped_over_limit": 0}
 EVIL_LESSON = "Never trust <b>bold</b> & '<script>' tags"
 
 REFLEXION: dict[tuple[str, int], list[tuple[bool | None, bool]]] = {
@@ -50,7 +52,7 @@ TASKS = ["HumanEval/0", "HumanEval/1", "HumanEval/2", "HumanEval/3", EVIL_TASK]
 def rec(task_id: str, strategy: str, attempt: int, trial: int, *, final: bool, hidden: bool,
         internal: bool | None = None, stop: str | None = None, code: str | None = None,
         error: str | None = None, lesson: str | None = None, calls: int = 1, feedback: str = "",
-        run_id: str = RUN_ID) -> TrialRecord:
+        run_id: str = RUN_ID, testgen: dict[str, Any] | None = None) -> TrialRecord:
     tests = ["assert f(1) == 1", "assert f(-1) == '<x>'"] if internal is not None else []
     results = [TestRecord(t, "passed" if internal else "failed", "" if internal else "got 0 & <y>")
                for t in tests]
@@ -60,7 +62,7 @@ def rec(task_id: str, strategy: str, attempt: int, trial: int, *, final: bool, h
         code=code if code is not None else f"def f(x):\n    return {trial}  # {strategy} a{attempt}\n",
         raw_output="", internal_tests=tests, internal_results=results, internal_passed=internal,
         hidden_results=[TestRecord("hidden", "passed" if hidden else "failed")], hidden_passed=hidden,
-        feedback=feedback, lesson=lesson, error=error, model_calls=calls, input_tokens=100 * calls,
+        feedback=feedback, lesson=lesson, error=error, testgen=testgen, model_calls=calls, input_tokens=100 * calls,
         output_tokens=20 * calls, cost_usd=0.001 * calls, wall_s=0.5, finished_at="2026-11-30T00:00:00Z",
     )
 
@@ -80,7 +82,8 @@ def iterated(strategy: str, plan: dict[tuple[str, int], list[tuple[bool | None, 
             out.append(rec(task, strategy, attempt, i, final=last, hidden=hidden, internal=internal,
                            stop=stop, error=error, lesson=lesson, calls=calls if not error else 0,
                            code=EVIL_CODE if task == EVIL_TASK else None,
-                           feedback=f"feedback {strategy} {task} a{attempt} t{i}: <fail> & more"))
+                           feedback=f"feedback {strategy} {task} a{attempt} t{i}: <fail> & more",
+                           testgen=TESTGEN if i == 1 else None))
     return out
 
 

@@ -72,6 +72,8 @@ def test_html_trial_details(run_dir: Path):
     assert "feedback reflexion HumanEval/1 a1 t3" not in section  # the last trial's feedback reached no Actor
     assert "lesson HumanEval/1 a1 t1" in section and "lesson HumanEval/1 a1 t2" in section
     assert "final trial 3: hidden FAIL" in section
+    assert "test writer: dropped over limit 0, dropped unparseable 1, kept 2" in section
+    assert "not &lt;a&gt; test" in section
     assert "assert f(-1) == &#39;&lt;x&gt;&#39;" in section and "got 0 &amp; &lt;y&gt;" in section
     # incomplete attempt and model error are visible
     assert "incomplete (no final trial): not scored" in page
