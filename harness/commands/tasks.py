@@ -39,8 +39,12 @@ def list_command(args: argparse.Namespace) -> int:
     for task in task_set.tasks:
         print(f"{task.task_id:<{width}}  {','.join(task.tags) or '-':<{tag_width}}  {len(task.hidden_tests):>12}")
     total = sum(len(t.hidden_tests) for t in task_set.tasks)
-    print(f"{len(task_set.tasks)} tasks, {total} hidden tests in {task_set.name} ({task_set.digest})")
+    print(f"{_count(len(task_set.tasks), 'task')}, {_count(total, 'hidden test')} in {task_set.name} ({task_set.digest})")
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _section(title: str, body: str) -> None:

@@ -7,6 +7,7 @@ through the same adapters, chosen by its columns.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -27,6 +28,7 @@ ADAPTERS: dict[str, Adapter] = {
 SPLIT_WORDS = frozenset({"train", "test", "validation", "prompt"})
 DEFAULT_SPLIT = "test"
 _FILE_BUILDERS = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".csv": "csv"}
+_SEPARATOR = re.compile(r":(?![^\[]*\])")  # a colon outside a split slice like test[:10]
 MBPP_DATASET = "google-research-datasets/mbpp"
 MBPP_CONFIGS = ("sanitized", "full")
 
@@ -39,7 +41,7 @@ class HfSpec:
 
     @classmethod
     def parse(cls, arg: str) -> "HfSpec":
-        parts = arg.split(":")
+        parts = _SEPARATOR.split(arg)
         if not parts[0].strip() or len(parts) > 3:
             raise TaskError(
                 f"hf:{arg}: expected hf:<dataset>[:<config>][:<split>], "
