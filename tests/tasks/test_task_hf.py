@@ -7,6 +7,7 @@ exactly as they do against the Hub: same call, same adapter.
 """
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -197,6 +198,22 @@ def test_a_local_file_or_folder_is_matched_by_its_columns(tmp_path, monkeypatch)
     save([HUMANEVAL_ROW], tmp_path / "he" / "test.parquet")
     [t] = load_tasks(f"hf:{tmp_path / 'he'}").tasks
     assert t.hidden_tests == (HUMANEVAL_ROW["test"] + "\ncheck(add)",)
+
+
+def test_a_reference_solution_python3_cannot_parse_still_gives_a_signature(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-cache")
+    row = {
+        **MBPP_FULL_ROW,
+        "text": 'Write a function that says "hi" \\o/',
+        "code": 'def shout(s):\r\n    print "py2"\r\ndef greet(name, punct="!"):\r\n    return "hi " + name',
+        "test_list": ['assert greet("bo") == "hi bo"', 'assert greet("") == "hi "'],
+    }
+    save([row], tmp_path / "old.parquet")
+    [t] = load_tasks(f"hf:{tmp_path / 'old.parquet'}").tasks
+    assert t.entry_point == "greet"
+    [function] = ast.parse(t.prompt).body
+    assert function.name == "greet" and [a.arg for a in function.args.args] == ["name", "punct"]
+    assert ast.get_docstring(function) == 'Write a function that says "hi" \\o/'
 
 
 def test_columns_that_match_no_format_are_named(tmp_path, monkeypatch):
