@@ -180,3 +180,15 @@ def test_cli_dispatcher_prints_one_line_and_exits_2(tmp_path: Path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "no such run folder" in proc.stderr
+
+
+@pytest.mark.parametrize("strategies", [["baseline"], ["reflexion"], ["feedback", "baseline"]])
+def test_report_with_a_subset_of_strategies(tmp_path: Path, strategies: list[str]):
+    records = [r for r in synthetic_records() if r.strategy in strategies]
+    run = write_run(tmp_path / "run", header(strategies=strategies), records)
+    page = write_report(run).read_text(encoding="utf-8")
+    assert 'id="plot-pass1-by-trial"' in page and page.count("<svg") >= 2
+    summary = json.loads((run / "summary.json").read_text())
+    assert set(summary["strategies"]) == set(strategies)  # write_json sorts keys
+    paired = pd.read_csv(run / "paired.csv")
+    assert len(paired) == (1 if strategies == ["feedback", "baseline"] else 0)
