@@ -197,6 +197,7 @@ class Runner:
         bar = tqdm(
             total=len(units), initial=len(units) - len(pending), unit="attempt",
             desc="attempts", disable=not self.show_progress, dynamic_ncols=True,
+            mininterval=0.1 if sys.stderr.isatty() else 5.0,  # keep CI logs short
         )
         bar.set_postfix_str(progress.postfix())
 
