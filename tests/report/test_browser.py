@@ -2,7 +2,7 @@
 
 Needs `pip install playwright` (its Python package only: `playwright install` is never
 run; the browser is /usr/bin/chromium, or $CHROMIUM). Skipped, with the reason, when
-either is missing.
+either is missing, unless HARNESS_REQUIRE_BROWSER=1 (CI), which makes that a failure.
 """
 from __future__ import annotations
 
@@ -22,12 +22,21 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
+def _unavailable(reason: str) -> None:
+    if os.environ.get("HARNESS_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"HARNESS_REQUIRE_BROWSER=1 but {reason}")
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        _unavailable("playwright is not installed (pip install playwright)")
     exe = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
     if not Path(exe).exists():
-        pytest.skip("no chromium binary (apt-get install chromium)")
+        _unavailable(f"no chromium binary at {exe} (apt-get install chromium)")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
         yield b
