@@ -348,7 +348,15 @@ def write_report(run_dir: Path) -> Path:
     """Writes report.html, report.md, CSV tables, SVG plots and summary.json into
     the run folder, from run.json and trials.jsonl alone; returns report.html."""
     run = load_run(Path(run_dir))
-    write_json(run.run_dir / "summary.json", build_summary(run.header, run.records))
+    summary = build_summary(run.header, run.records)
+    path = run.run_dir / "summary.json"
+    try:  # keep top-level fields that only the run knew (e.g. its elapsed timings)
+        old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (OSError, json.JSONDecodeError):
+        old = {}
+    if isinstance(old, dict):
+        summary = {**{k: v for k, v in old.items() if k not in summary}, **summary}
+    write_json(path, summary)
     return _render(run.run_dir, [run], f"Run {run.label}")
 
 

@@ -45,6 +45,16 @@ def test_report_writes_every_file(run_dir: Path, capsys):
     assert stops.loc["reflexion", "stopped_on_false_positive"] == 1
 
 
+def test_report_rebuilds_summary_and_keeps_run_only_fields(run_dir: Path):
+    stale = {"schema": 1, "run_id": "x", "tasks": 0, "strategies": {}, "timings": {"load_s": 1.5}}
+    (run_dir / "summary.json").write_text(json.dumps(stale))
+    write_report(run_dir)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["timings"] == {"load_s": 1.5}  # written by `run`; not derivable from the records
+    assert summary["run_id"] == RUN_ID and summary["tasks"] == 5
+    assert summary["strategies"]["reflexion"]["pass@1"] == pytest.approx(0.6)
+
+
 def test_html_is_self_contained_and_escaped(run_dir: Path):
     page = write_report(run_dir).read_text(encoding="utf-8")
     # model-written text is escaped, never live markup
