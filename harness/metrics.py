@@ -97,7 +97,7 @@ def attempts_frame(trials: pd.DataFrame) -> pd.DataFrame:
     if done.empty:
         return pd.DataFrame(columns=cols)
     spend = done.assign(
-        calls=done["model_calls"] + done["cached_calls"],
+        calls=done["model_calls"],  # cache hits included: the compute the strategy asked for
         tokens=done["input_tokens"] + done["output_tokens"],
     ).groupby(keys)[["calls", "tokens"]].sum()
     final = done[done["final"]].set_index(keys)
@@ -319,7 +319,7 @@ def compute_curve(trials: pd.DataFrame, attempts: pd.DataFrame, strategy: str, b
                          "tokens": k * tokens,
                          "pass": float(per_task_pass_at_k(attempts, strategy, k).mean())})
         return pd.DataFrame(rows, columns=cols)
-    spend = sub.assign(calls=sub["model_calls"] + sub["cached_calls"],
+    spend = sub.assign(calls=sub["model_calls"],
                        tokens=sub["input_tokens"] + sub["output_tokens"])
     keys = ["task_id", "attempt"]
     for t in range(1, max_trials(trials, strategy, budget) + 1):

@@ -16,8 +16,8 @@ Schema 1 (stable: fields may be added, never renamed or removed)::
           "pass@<k>": x, ...,          # one per requested k with k <= samples
           "pass@<k>_ci95": [lo, hi],   # 95% bootstrap CI over tasks, for each pass@<k>
           "pass@1_by_trial": [x1, ...],# pass@1 if every attempt stopped at trial t
-          "model_calls": n,            # calls that reached a model (cache hits excluded)
-          "cached_calls": n,           # calls served by the response cache
+          "model_calls": n,            # calls the strategy made (cache hits included)
+          "cached_calls": n,           # of which the response cache answered (no model ran)
           "input_tokens": n,
           "output_tokens": n,
           "cost_usd": x | null,        # null when the backend reports no price
