@@ -31,7 +31,7 @@ _STOP_REASONS = {
 }
 
 
-_MODEL_AT_URL = re.compile(r"^(?P<model>[^@]+)@(?P<url>.*)$")
+_MODEL_AT_URL = re.compile(r"^(?P<model>[^@]*)@(?P<url>.*)$")
 
 
 def split_model_url(rest: str, prefix: str) -> tuple[str, str | None]:

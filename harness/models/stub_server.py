@@ -208,9 +208,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0]
-        if path.endswith("/messages"):
+        if path in ("/v1/messages", "/messages"):
             api = "anthropic"
-        elif path.endswith("/chat/completions"):
+        elif path in ("/v1/chat/completions", "/chat/completions"):
             api = "openai"
         else:
             self._send(404, {"error": {"type": "not_found_error", "message": f"no route {path}"}})

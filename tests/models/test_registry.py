@@ -1,0 +1,108 @@
+"""Opening models by spec: lazy imports, install hints, config errors at open time."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.models import (
+    Backend,
+    CachedModel,
+    ModelConfigError,
+    ModelRegistry,
+    ModelSettings,
+    ScriptedModel,
+    open_model,
+)
+from harness.models.registry import BUILTIN_BACKENDS
+
+
+def test_unknown_prefix_lists_the_known_ones():
+    with pytest.raises(ModelConfigError) as err:
+        open_model("gemini:pro")
+    for usage in ("anthropic:<model>", "openai:<model>@<base-url>", "local[:<path.gguf>]", "scripted:<file>"):
+        assert usage in str(err.value)
+
+
+def test_missing_anthropic_key_is_a_config_error(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    with pytest.raises(ModelConfigError, match="ANTHROPIC_API_KEY"):
+        open_model("anthropic:claude-sonnet-4-6")
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("anthropic", "incomplete"),
+    ("anthropic:", "incomplete"),
+    ("openai:model@ftp://host", "must start with http"),
+    ("openai:@http://127.0.0.1:1/v1", "no model name"),
+    ("local:/no/such/model.gguf", "no such file"),
+    ("scripted:/no/such/script.jsonl", "not found"),
+])
+def test_bad_specs_are_config_errors(spec, message):
+    with pytest.raises(ModelConfigError, match=message):
+        open_model(spec)
+
+
+def test_local_path_must_be_a_gguf(tmp_path: Path):
+    pytest.importorskip("llama_cpp")
+    other = tmp_path / "weights.bin"
+    other.write_bytes(b"x")
+    with pytest.raises(ModelConfigError, match="expected a .gguf"):
+        open_model(f"local:{other}")
+
+
+def test_local_default_not_fetched_says_to_fetch(tmp_path: Path, monkeypatch):
+    pytest.importorskip("llama_cpp")
+    monkeypatch.setenv("HARNESS_MODELS_DIR", str(tmp_path))
+    with pytest.raises(ModelConfigError, match=r"python -m harness model fetch"):
+        open_model("local")
+
+
+def test_missing_optional_dependency_gives_the_install_hint():
+    registry = ModelRegistry((Backend("fancy", "nowhere:factory", usage="fancy:<x>",
+                                      requires=("no_such_module_for_tests",),
+                                      install_hint="pip install fancy-extra"),))
+    with pytest.raises(ModelConfigError, match="fancy:x: pip install fancy-extra"):
+        registry.open("fancy:x", ModelSettings())
+
+
+def test_duplicate_registration_is_refused():
+    registry = ModelRegistry(BUILTIN_BACKENDS)
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register(Backend("openai", "somewhere:else", usage="openai:<model>"))
+
+
+def test_a_registered_backend_is_opened_with_the_rest_of_the_spec():
+    seen = {}
+
+    registry = ModelRegistry()
+    registry.register(Backend("echo", f"{__name__}:_echo_factory", usage="echo:<x>"))
+    model = registry.open("echo:some/thing:with:colons", ModelSettings())
+    assert isinstance(model, ScriptedModel) and model.spec == "echo:some/thing:with:colons"
+    assert seen == {}
+
+
+def _echo_factory(rest, settings):
+    return ScriptedModel(["hi"], spec=f"echo:{rest}")
+
+
+def test_scripted_spec_and_cache_wrapping(tmp_path: Path):
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"reply": "hello"}) + "\n")
+    plain = open_model(f"scripted:{script}")
+    assert isinstance(plain, ScriptedModel)
+    cached = open_model(f"scripted:{script}", ModelSettings(cache_dir=tmp_path / "c"))
+    assert isinstance(cached, CachedModel) and cached.spec == f"scripted:{script}"
+    assert cached.calls == []  # backend attributes stay reachable through the cache
+
+
+def test_backends_are_imported_lazily():
+    code = ("import sys, harness.models; "
+            "print(sorted(m for m in ('anthropic', 'openai', 'llama_cpp') if m in sys.modules))")
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,48 @@
+"""The stub server itself: concurrency the benchmark relies on, recording, routes."""
+from __future__ import annotations
+
+import threading
+import time
+
+import openai
+import pytest
+
+from harness.models import Message, ModelSettings, open_model
+from harness.models.stub_server import Reply, StubServer
+
+
+def test_serves_40_concurrent_slow_requests_in_parallel():
+    n = 40
+    with StubServer(latency_s=1.0) as stub:
+        model = open_model(f"openai:m@{stub.openai_url}", ModelSettings(timeout_s=10, max_retries=0))
+        texts: list[str] = []
+        lock = threading.Lock()
+
+        def call(i: int) -> None:
+            text = model.complete([Message("user", f"n {i}")]).text
+            with lock:
+                texts.append(text)
+
+        started = time.monotonic()
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - started
+    assert len(texts) == n
+    assert stub.max_active >= 32
+    assert elapsed < 2.5, elapsed  # serially it would take 40 s
+
+
+def test_records_requests_and_answers_unknown_routes_404(stub):
+    client = openai.OpenAI(base_url=stub.url + "/nowhere", api_key="k", max_retries=0)
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+    assert stub.requests == []  # only API routes are recorded
+
+
+def test_reply_can_be_a_function_of_the_request(stub):
+    stub.default = Reply(lambda req: req.body["model"].upper())
+    model = open_model(f"openai:shout@{stub.openai_url}", ModelSettings(max_retries=0))
+    assert model.complete([Message("user", "x")]).text == "SHOUT"
