@@ -110,15 +110,24 @@ class _ContainerChannel(_Channel):
 
 
 def remove_stale_containers(client) -> int:
-    """Remove sandbox containers left by harness processes that no longer run here."""
+    """Remove sandbox containers left by harness processes that no longer run here.
+
+    Usually there are none: a container's worker exits when its host process goes
+    (stdin closes) and the engine removes it. Containers of live processes, here or
+    on other hosts sharing the engine, are left alone whatever their state (they may
+    be starting, or paused on purpose).
+    """
     import docker
 
     removed = 0
     host = socket.gethostname()
     for container in client.containers.list(all=True, filters={"label": f"{LABEL}=worker"}):
         owner_host, _, pid = container.labels.get(OWNER_LABEL, ":").partition(":")
-        alive = owner_host == host and pid.isdigit() and _pid_alive(int(pid))
-        if container.status != "running" or (owner_host == host and not alive):
+        if owner_host == host:
+            stale = not (pid.isdigit() and _pid_alive(int(pid)))
+        else:
+            stale = container.status in ("exited", "dead")
+        if stale:
             try:
                 container.remove(force=True)
                 removed += 1

