@@ -32,7 +32,7 @@ def test_serves_40_concurrent_slow_requests_in_parallel():
         elapsed = time.monotonic() - started
     assert len(texts) == n
     assert stub.max_active >= 32
-    assert elapsed < 2.5, elapsed  # serially it would take 40 s
+    assert elapsed < 4.0, elapsed  # serially it would take 40 s
 
 
 def test_records_requests_and_answers_unknown_routes_404(stub):
