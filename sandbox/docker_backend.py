@@ -70,6 +70,7 @@ class _ContainerChannel(_Channel):
                 params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
             )
             self._raw = getattr(self._socket, "_sock", self._socket)
+            self._raw.settimeout(None)  # idle between jobs is normal; the pool keeps deadlines
             self._container.start()
         except docker.errors.DockerException:
             self.close()

@@ -106,7 +106,13 @@ def build(
             base = offline_base_tag(image)
             _offline_base(client, base, force, mirror, log)
             buildargs = {"BASE": base, "PIP_PACKAGES": ""}
+        previous = _image_id(client, image)
         _build_top(client, image, buildargs, log)
+        if previous and previous != _image_id(client, image):
+            try:  # the image this build replaced, now untagged; kept if containers use it
+                client.images.remove(previous)
+            except docker.errors.DockerException:
+                pass
         seconds = time.monotonic() - started
         log(f"built {image} ({used}) in {seconds:.1f} s")
         return BuildResult(image, used, seconds)
@@ -114,6 +120,15 @@ def build(
         raise BuildError(f"building {image} failed: {exc}") from None
     finally:
         client.close()
+
+
+def _image_id(client, image: str) -> str | None:
+    import docker
+
+    try:
+        return client.images.get(image).id
+    except docker.errors.ImageNotFound:
+        return None
 
 
 def _online_base(client, log: Callable[[str], None]) -> bool:

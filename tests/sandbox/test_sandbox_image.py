@@ -1,0 +1,98 @@
+"""The image recipe, `sandbox build` / `sandbox check`, and their messages."""
+from __future__ import annotations
+
+import argparse
+import os
+
+import pytest
+
+import sandbox._engine as engine
+from harness.commands import sandbox as sandbox_command
+from sandbox import SandboxConfig, image
+
+
+def run_cli(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    sandbox_command.register(parser.add_subparsers(required=True))
+    args = parser.parse_args(list(argv))
+    return args.func(args)
+
+
+def test_recipe_digest_follows_the_worker_source(tmp_path, monkeypatch):
+    before = engine.recipe_digest()
+    changed = tmp_path / "worker.py"
+    changed.write_text(engine.WORKER_PATH.read_text() + "\n# changed\n")
+    monkeypatch.setattr(engine, "WORKER_PATH", changed)
+    assert engine.recipe_digest() != before
+
+
+def test_offline_base_tag():
+    assert image.offline_base_tag("reflexion-harness-sandbox:latest") == "reflexion-harness-sandbox-base:bookworm"
+    assert image.offline_base_tag("registry:5000/sandbox") == "registry:5000/sandbox-base:bookworm"
+
+
+def test_dockerfile_carries_the_worker_as_an_unprivileged_pid_1():
+    text = engine.DOCKERFILE_PATH.read_text()
+    assert "ARG BASE=python:3.11-slim" in text
+    assert "COPY worker.py /opt/sandbox/worker.py" in text
+    assert "USER 65534:65534" in text
+    assert '"/opt/sandbox/worker.py"' in text and "ENTRYPOINT" not in text
+
+
+def test_check_without_engine_says_what_to_do(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/absent.sock")
+    assert run_cli("sandbox", "check") == 1
+    out = capsys.readouterr().out
+    assert out.startswith("not ready: no Docker engine answers")
+    assert "apt-get install -y docker.io" in out and "--sandbox process" in out
+
+
+def test_build_without_engine_fails_with_advice(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/absent.sock")
+    assert run_cli("sandbox", "build", "--offline") == 1
+    assert "no Docker engine answers" in capsys.readouterr().err
+
+
+def _require_engine_and_image() -> None:
+    status = image.check()
+    if not status.ready:
+        if os.environ.get("HARNESS_REQUIRE_DOCKER") == "1":
+            pytest.fail(f"HARNESS_REQUIRE_DOCKER=1 but {status.detail}")
+        pytest.skip(status.detail)
+
+
+@pytest.mark.docker
+def test_check_and_build_when_ready_are_quick_and_idempotent(capsys):
+    _require_engine_and_image()
+    assert run_cli("sandbox", "check") == 0
+    assert capsys.readouterr().out.startswith("ready: Docker engine")
+    result = image.build(mode="auto", log=lambda line: None)
+    assert result.mode == "unchanged" and result.seconds < 5
+
+
+@pytest.mark.docker
+def test_offline_build_of_the_top_layers_makes_a_ready_image():
+    """The worker layers on the kept mmdebstrap base: what a worker change costs."""
+    import docker
+
+    _require_engine_and_image()
+    client = docker.from_env()
+    base = image.offline_base_tag(SandboxConfig().image)
+    try:
+        client.images.get(base)
+    except docker.errors.ImageNotFound:
+        pytest.skip(f"{base} is absent (the image was built online)")
+    tag = "reflexion-harness-sandbox:test-offline-rebuild"
+    lines: list[str] = []
+    try:
+        result = image.build(tag, mode="offline", force=False, log=lines.append)
+        assert result.mode == "offline"
+        assert any(line.startswith("reusing base image") for line in lines)
+        assert image.check(tag).ready
+        assert client.images.get(tag).labels[engine.RECIPE_LABEL] == engine.recipe_digest()
+    finally:
+        try:
+            client.images.remove(tag, force=True)
+        except docker.errors.DockerException:
+            pass
+        client.close()
