@@ -175,7 +175,8 @@ class WorkerPool:
 
     def _run_test(self, slot: _Slot, program: str, test: str, timeout: float) -> TestOutcome:
         channel = slot.channel
-        if channel is None or channel.broken or channel.ended or channel.jobs_done >= self._jobs_per_worker:
+        worn_out = channel is not None and channel.jobs_done >= self._jobs_per_worker
+        if channel is None or channel.broken or channel.ended or worn_out:
             if channel is not None:
                 channel.close()
             slot.channel = None
