@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from harness.calls import CallSettings, Meter, call
-from harness.extract import UnparseableOutput, assemble_program, extract_code
+from harness.extract import END_OF_CODE_BLOCK, UnparseableOutput, assemble_program, extract_code
 from harness.models.base import ChatModel, Message
 from harness.prompting import Prompts
 from harness.tasks.base import Task
@@ -61,6 +61,7 @@ def write_code(
         system=prompts.render("actor_system"),
         max_tokens=max_tokens,
         settings=settings,
+        stop=END_OF_CODE_BLOCK,
     )
     try:
         code = extract_code(completion.text, task.entry_point)

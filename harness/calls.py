@@ -24,7 +24,12 @@ class Meter:
         self.usage = self.usage + completion.usage
         if completion.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + completion.cost_usd
-        self.seconds += seconds
+        # The backend's own latency excludes time queued behind other workers (the
+        # local model serves one call at a time); a cache hit took no model time.
+        if completion.cached:
+            self.seconds += seconds
+        else:
+            self.seconds += completion.latency_s if completion.latency_s > 0 else seconds
 
     def failed_call(self, seconds: float) -> None:
         self.calls += 1
@@ -45,12 +50,14 @@ def call(
     system: str,
     max_tokens: int,
     settings: CallSettings,
+    stop: Sequence[str] | None = None,
 ) -> Completion:
     """One call; raises ModelError (never anything else) when the backend gives up."""
     start = time.perf_counter()
     try:
         completion = model.complete(
-            messages, system=system, max_tokens=max_tokens, temperature=settings.temperature, seed=settings.seed
+            messages, system=system, max_tokens=max_tokens, temperature=settings.temperature,
+            seed=settings.seed, stop=stop,
         )
     except ModelError:
         meter.failed_call(time.perf_counter() - start)

@@ -8,6 +8,11 @@ from dataclasses import dataclass
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
+# A closing fence on its own line: what follows a code block is commentary, so calls
+# that want code stop there (saves output tokens; the extractor accepts the open block).
+END_OF_CODE_BLOCK = ("\n```\n",)
+
+
 class UnparseableOutput(ValueError):
     """The model's answer holds no usable code; the message says why."""
 

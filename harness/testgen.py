@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.calls import CallSettings, Meter, call
-from harness.extract import extract_tests
+from harness.extract import END_OF_CODE_BLOCK, extract_tests
 from harness.models.base import ChatModel, Message
 from harness.prompting import Prompts
 from harness.tasks.base import Task
@@ -43,6 +43,7 @@ def write_tests(
         system=prompts.render("testgen_system"),
         max_tokens=max_tokens,
         settings=settings,
+        stop=END_OF_CODE_BLOCK,
     )
     found = extract_tests(completion.text, task.entry_point, max_tests)
     return InternalTests(found.kept, completion.text, found.unparseable, found.over_limit)
