@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness.tasks.registry import DEFAULT_TASKS
+
 STRATEGY_CHOICES: dict[str, tuple[str, ...]] = {
     "reflexion": ("reflexion",),
     "baseline": ("baseline",),
@@ -34,10 +36,10 @@ def available_cores() -> int:
 
 @dataclass(frozen=True)
 class RunConfig:
-    tasks: str = "builtin"  # task-set spec: builtin, humaneval, mbpp, hf:..., jsonl:..., a path
+    tasks: str = DEFAULT_TASKS  # task-set spec: builtin[:tag], humaneval, mbpp, hf:..., jsonl:..., a path
     strategy: str = "both"  # one of STRATEGY_CHOICES
     model: str = "local"  # model spec: local[:gguf], anthropic:<m>, openai:<m>@<url>, scripted:<file>
-    trials: int = 5  # max trials per attempt (reflexion, feedback); baseline always 1
+    trials: int = 3  # max trials per attempt (reflexion, feedback); baseline always 1
     samples: int = 1  # independent attempts per task and strategy
     k: tuple[int, ...] = (1,)  # pass@k to report; each k <= samples
     limit: int | None = None  # first N tasks
@@ -53,8 +55,8 @@ class RunConfig:
     temperature: float = 0.0
     seed: int = 0
     max_tokens: int = 768  # per Actor answer
-    max_tokens_tests: int = 384
-    max_tokens_lesson: int = 256
+    max_tokens_tests: int = 256
+    max_tokens_lesson: int = 160
     test_timeout_s: float = 5.0  # per test, internal and hidden (a task may set its own)
     cache: bool = True  # response cache for temperature-0 calls
     cache_dir: Path = Path(".cache/responses")

@@ -34,8 +34,8 @@ class LoopSettings:
     max_internal_tests: int = 6
     memory_window: int = 3
     max_tokens: int = 768
-    max_tokens_tests: int = 384
-    max_tokens_lesson: int = 256
+    max_tokens_tests: int = 256
+    max_tokens_lesson: int = 160
     test_timeout_s: float = 5.0
     temperature: float = 0.0
     seed: int = 0

@@ -30,8 +30,10 @@ def stub(task) -> str:
 
 
 def test_default_task_set_is_builtin_and_needs_no_network():
-    assert DEFAULT_TASKS == "builtin"
-    assert load_tasks(DEFAULT_TASKS).name == "builtin"
+    assert DEFAULT_TASKS == "builtin:quick"
+    default = load_tasks(DEFAULT_TASKS)
+    assert len(default.tasks) == 12
+    assert {"easy", "medium", "hard"} <= {tag for task in default.tasks for tag in task.tags}
 
 
 def test_size_and_graded_difficulty(builtin):
