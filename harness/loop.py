@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from harness.actor import Draft, Previous, write_code
 from harness.calls import CallSettings, Meter
@@ -27,19 +27,28 @@ from harness.results import TrialRecord
 from harness.tasks.base import Task
 from harness.testgen import InternalTests, write_tests
 
+if TYPE_CHECKING:
+    from harness.config import RunConfig
+
 
 @dataclass(frozen=True)
 class LoopSettings:
-    trials: int = 5
-    max_internal_tests: int = 6
-    memory_window: int = 3
-    max_tokens: int = 768
-    max_tokens_tests: int = 256
-    max_tokens_lesson: int = 160
-    test_timeout_s: float = 5.0
-    temperature: float = 0.0
-    seed: int = 0
-    oracle_feedback: bool = False
+    """The part of RunConfig the loop reads (defaults live in RunConfig only)."""
+
+    trials: int
+    max_internal_tests: int
+    memory_window: int
+    max_tokens: int
+    max_tokens_tests: int
+    max_tokens_lesson: int
+    test_timeout_s: float
+    temperature: float
+    seed: int
+    oracle_feedback: bool
+
+    @classmethod
+    def from_config(cls, config: "RunConfig") -> "LoopSettings":
+        return cls(**{f.name: getattr(config, f.name) for f in fields(cls)})
 
 
 @dataclass

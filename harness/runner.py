@@ -159,18 +159,7 @@ class Runner:
 
     def _context(self, memory: MemoryStore) -> LoopContext:
         c = self.config
-        settings = LoopSettings(
-            trials=c.trials,
-            max_internal_tests=c.max_internal_tests,
-            memory_window=c.memory_window,
-            max_tokens=c.max_tokens,
-            max_tokens_tests=c.max_tokens_tests,
-            max_tokens_lesson=c.max_tokens_lesson,
-            test_timeout_s=c.test_timeout_s,
-            temperature=c.temperature,
-            seed=c.seed,
-            oracle_feedback=c.oracle_feedback,
-        )
+        settings = LoopSettings.from_config(c)
         evaluator = Evaluator(self.sandbox, self.prompts, timeout_s=c.test_timeout_s)
         return LoopContext(self.run_id, self.model, self.prompts, evaluator, memory, settings, self.stop)
 
