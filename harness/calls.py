@@ -25,10 +25,9 @@ class Meter:
         if completion.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + completion.cost_usd
         # The backend's own latency excludes time queued behind other workers (the
-        # local model serves one call at a time); a cache hit took no model time.
-        if completion.cached:
-            self.seconds += seconds
-        else:
+        # local model serves one call at a time). A cache hit took no model time (it
+        # may have waited for an identical call in flight: that call counts the time).
+        if not completion.cached:
             self.seconds += completion.latency_s if completion.latency_s > 0 else seconds
 
     def failed_call(self, seconds: float) -> None:

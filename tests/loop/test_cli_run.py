@@ -174,3 +174,36 @@ def test_ctrl_c_stops_quickly_keeps_trials_and_prints_resume(tmp_path):
     resumed = harness("run", "--resume", str(run_dir), cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert (run_dir / "summary.json").exists()
+
+
+@pytest.mark.docker
+def test_toml_config_sets_everything_flags_win_and_memory_show_prints_lessons(tmp_path):
+    tasks, script = write_task_file(tmp_path), write_script(tmp_path)
+    (tmp_path / "run.toml").write_text(
+        "[run]\n"
+        f'tasks = "jsonl:{tasks}"\n'
+        f'model = "scripted:{script}"\n'
+        'strategy = "reflexion"\n'
+        "trials = 2\n"
+        'task-ids = ["mul/1", "mul/2"]\n'
+        f'out = "{tmp_path / "out"}"\n'
+        f'memory_dir = "{tmp_path / "mem"}"\n'
+        "cache = false\n"
+        "report = false\n"
+    )
+    proc = harness("run", "--config", "run.toml", "--trials", "3", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    run_dir = _only_run(tmp_path / "out")
+    header = json.loads((run_dir / "run.json").read_text())
+    assert header["config"]["trials"] == 3  # the flag wins over the file
+    assert header["config"]["strategy"] == "reflexion" and header["tasks"]["task_ids"] == ["mul/1", "mul/2"]
+    rows = [json.loads(x) for x in (run_dir / "trials.jsonl").read_text().splitlines()]
+    # mul/1 is wrong at trial 1 (n + 1), right after feedback; mul/2 is right at once.
+    assert sorted((r["task_id"], r["trial"]) for r in rows) == [("mul/1", 1), ("mul/1", 2), ("mul/2", 1)]
+    assert "pass@1" in proc.stdout and str(run_dir) in proc.stdout
+
+    shown = harness("memory", "show", "mul/1", "--memory-dir", str(tmp_path / "mem"), cwd=tmp_path)
+    assert shown.returncode == 0 and "Multiply, do not add." in shown.stdout
+    assert header["run_id"] in shown.stdout
+    none = harness("memory", "show", "mul/2", "--memory-dir", str(tmp_path / "mem"), cwd=tmp_path)
+    assert none.returncode == 0 and "no lessons for mul/2" in none.stdout
