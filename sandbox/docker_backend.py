@@ -122,8 +122,12 @@ def remove_stale_containers(client) -> int:
 
     removed = 0
     host = socket.gethostname()
-    for container in client.containers.list(all=True, filters={"label": f"{LABEL}=worker"}):
-        owner_host, _, pid = container.labels.get(OWNER_LABEL, ":").partition(":")
+    # sparse: the list answer itself, no inspect per container. A non-sparse list
+    # inspects each one and fails with NotFound when one removes itself meanwhile
+    # (exactly what a killed run's containers do while the next run starts).
+    for container in client.containers.list(all=True, sparse=True, filters={"label": f"{LABEL}=worker"}):
+        labels = container.attrs.get("Labels") or {}
+        owner_host, _, pid = labels.get(OWNER_LABEL, ":").partition(":")
         if owner_host == host:
             stale = not (pid.isdigit() and _pid_alive(int(pid)))
         else:
@@ -159,14 +163,20 @@ class DockerSandbox:
         if problem:
             self._client.close()
             raise SandboxUnavailable(problem)
-        remove_stale_containers(self._client)
+        import docker
+
         client = self._client  # the pool must not keep `self` alive
-        self._pool = WorkerPool(
-            lambda: _ContainerChannel(client, config),
-            size=config.workers,
-            limits=config.limits,
-            jobs_per_worker=config.jobs_per_container,
-        )
+        try:
+            remove_stale_containers(client)
+            self._pool = WorkerPool(
+                lambda: _ContainerChannel(client, config),
+                size=config.workers,
+                limits=config.limits,
+                jobs_per_worker=config.jobs_per_container,
+            )
+        except docker.errors.DockerException as exc:
+            client.close()
+            raise SandboxUnavailable(f"the Docker engine failed while starting the sandbox pool: {exc}") from exc
         # Containers also go when the interpreter exits without close() (finalize
         # runs at exit); a killed harness's containers see stdin close and exit.
         self._finalizer = weakref.finalize(self, DockerSandbox._shutdown, self._pool, client)

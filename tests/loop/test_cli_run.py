@@ -134,9 +134,12 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path):
             files = list(out.glob("*/trials.jsonl"))
             if files and files[0].read_text().count("\n") >= kill_after:
                 break
+            if proc.poll() is not None:
+                break
             time.sleep(0.005)
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        _, stderr = proc.communicate(timeout=10)
+        assert out.exists(), f"the run wrote nothing before it was killed; it said:\n{stderr}"
         run_dir = _only_run(out)
         lines_before = (run_dir / "trials.jsonl").read_text().count("\n")
         assert lines_before >= kill_after
