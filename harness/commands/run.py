@@ -5,6 +5,7 @@ import argparse
 import os
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -147,8 +148,9 @@ def _run(args: argparse.Namespace) -> int:
         f"sandbox {config.sandbox} ({config.sandbox_workers} workers); folder {run_dir}",
         file=sys.stderr,
     )
-    if getattr(model, "serialized", False):
-        print("note: the local model runs one call at a time (one llama.cpp context); workers overlap sandbox work only", file=sys.stderr)
+    if getattr(model, "serialised", False):
+        note = getattr(model, "concurrency_note", "the model runs one call at a time")
+        print(f"note: {note}; --workers only overlaps sandbox work", file=sys.stderr)
 
     runner = Runner(config, run_dir, header, tasks, model, sandbox, show_progress=True)
     try:
@@ -159,6 +161,17 @@ def _run(args: argparse.Namespace) -> int:
         sys.stderr.flush()
         sys.stdout.flush()
         os._exit(130)  # worker threads may be inside a model call; do not wait for them
+    except Exception as exc:  # e.g. the Docker engine went away mid-run
+        log = run_dir / "error.log"
+        log.write_text(traceback.format_exc(), encoding="utf-8")
+        print(
+            f"error: the run stopped: {type(exc).__name__}: {exc} (traceback in {log}). Finished trials "
+            f"are saved; once fixed, resume with: python -m harness run --resume {run_dir}",
+            file=sys.stderr,
+        )
+        sandbox.close()
+        sys.stderr.flush()
+        os._exit(1)
     sandbox.close()
     model.close()
     return finish_run(result, config, timings={
