@@ -106,6 +106,10 @@ class RunConfig:
             raise ConfigError(f"temperature must be within [0, 2], got {self.temperature!r}")
         if self.test_timeout_s <= 0:
             raise ConfigError(f"test_timeout_s must be > 0, got {self.test_timeout_s!r}")
+        for name in ("out", "memory_dir", "cache_dir"):
+            path = getattr(self, name)
+            if path.exists() and not path.is_dir():
+                raise ConfigError(f"{name} {str(path)!r} exists and is not a folder")
         if self.sandbox not in ("docker", "process"):
             raise ConfigError(f"sandbox must be 'docker' or 'process', got {self.sandbox!r}")
         return self

@@ -72,9 +72,11 @@ def start(*args: str, cwd: Path) -> subprocess.Popen:
         (["--model", "anthropic:claude-sonnet-4-5", "--limit", "1"], "ANTHROPIC_API_KEY"),
         (["--trials", "0"], "trials"),
         (["--strategy", "nosuch"], "nosuch"),
+        (["--memory-dir", "a-file"], "memory_dir 'a-file' exists and is not a folder"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, argv, words):
+    (tmp_path / "a-file").write_text("")
     env_key = os.environ.pop("ANTHROPIC_API_KEY", None)
     try:
         proc = harness("run", *argv, "--out", str(tmp_path / "r"), cwd=tmp_path)
