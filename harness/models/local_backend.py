@@ -5,9 +5,9 @@
 
 The model is prompted with the GGUF's own chat template, on all available cores,
 with a fixed seed. A llama.cpp context serves one call at a time, and a second copy
-would double the memory for no speed (both would share the same cores), so each GGUF
-is loaded once per process and its calls are serialised by a lock: `--workers` does
-not speed up local model calls, and the model says so (`serialised`, `concurrency_note`).
+would double the memory for no speed (both would share the same cores), so a run
+opens the model once and its calls are serialised by a lock: `--workers` does not
+speed up local model calls, and the model says so (`serialised`, `concurrency_note`).
 """
 from __future__ import annotations
 
@@ -40,15 +40,8 @@ def available_cores() -> int:
 @dataclass
 class _Loaded:
     llama: Any
-    lock: threading.Lock
+    lock: threading.Lock  # one call at a time: a llama.cpp context is not re-entrant
     load_s: float
-    users: int = 0
-
-
-# One llama.cpp context per GGUF per process (see the module docstring), shared by
-# every LocalModel opened on it; guarded by _LOADED_GUARD, released on last close().
-_LOADED: dict[tuple[str, int, int], _Loaded] = {}
-_LOADED_GUARD = threading.Lock()
 
 
 class LocalModel:
@@ -60,11 +53,10 @@ class LocalModel:
         self.path = path
         self.n_threads = settings.n_threads or available_cores()
         self.n_ctx = settings.n_ctx
-        self._key = (str(path.resolve()), self.n_ctx, self.n_threads)
-        self._loaded = _acquire(self._key, path, self.n_ctx, self.n_threads, spec)
+        self._loaded = _load(path, self.n_ctx, self.n_threads, spec)
         self.load_s = self._loaded.load_s
         self.concurrency_note = (
-            f"{spec}: one llama.cpp context in this process; model calls run one at a time "
+            f"{spec}: one llama.cpp context; model calls run one at a time "
             f"on {self.n_threads} thread(s), whatever --workers is"
         )
         log.info(self.concurrency_note)
@@ -129,28 +121,8 @@ class LocalModel:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            _release(self._key)
-
-
-def _acquire(key: tuple[str, int, int], path: Path, n_ctx: int, n_threads: int, spec: str) -> _Loaded:
-    with _LOADED_GUARD:
-        loaded = _LOADED.get(key)
-        if loaded is None:
-            loaded = _load(path, n_ctx, n_threads, spec)
-            _LOADED[key] = loaded
-        loaded.users += 1
-        return loaded
-
-
-def _release(key: tuple[str, int, int]) -> None:
-    with _LOADED_GUARD:
-        loaded = _LOADED.get(key)
-        if loaded is None:
-            return
-        loaded.users -= 1
-        if loaded.users <= 0:
-            del _LOADED[key]
-            loaded.llama.close()
+            with self._loaded.lock:  # never free the context under a running call
+                self._loaded.llama.close()
 
 
 def _load(path: Path, n_ctx: int, n_threads: int, spec: str) -> _Loaded:
