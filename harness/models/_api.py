@@ -10,9 +10,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Sequence
+import time
+from typing import Any, Callable, Sequence, TypeVar
 
-from harness.models.base import Message, ModelConfigError, ModelError
+from harness.models.base import Message, ModelConfigError, ModelError, ModelSettings
+from harness.models.limiter import RateLimiter, Ticket, estimate_tokens
+
+T = TypeVar("T")
 
 log = logging.getLogger("harness.models")
 
@@ -67,6 +71,37 @@ def cap_reply(spec: str, text: str, max_tokens: int, reason: str) -> tuple[str, 
 
 def prompt_chars(system: str | None, messages: Sequence[Message]) -> int:
     return len(system or "") + sum(len(m.content) for m in messages)
+
+
+def send(
+    sdk: Any,
+    spec: str,
+    settings: ModelSettings,
+    limiter: RateLimiter,
+    request: Callable[[], T],
+    *,
+    system: str | None,
+    messages: Sequence[Message],
+    max_tokens: int,
+) -> tuple[T, float, Ticket | None]:
+    """One SDK request under the shared limiter: (reply, latency, ticket to settle).
+
+    The caller settles the ticket with the real token count; a failed request
+    settles at zero and comes back as a ModelError saying what failed.
+    """
+    ticket = None
+    if limiter.active:
+        ticket = limiter.acquire(estimate_tokens(prompt_chars(system, messages), max_tokens))
+    started = time.monotonic()
+    try:
+        reply = request()
+    except Exception as exc:  # translated: the run records a ModelError and goes on
+        if ticket is not None:
+            ticket.settle(0)
+        raise translate_error(
+            sdk, exc, spec, timeout_s=settings.timeout_s, max_retries=settings.max_retries
+        ) from exc
+    return reply, time.monotonic() - started, ticket
 
 
 def translate_error(sdk, exc: Exception, spec: str, *, timeout_s: float, max_retries: int) -> ModelError:

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from typing import Any, Sequence
 
 import anthropic
 
 from harness.models import _api
 from harness.models.base import Completion, Message, ModelConfigError, ModelSettings, Usage
-from harness.models.limiter import RateLimiter, estimate_tokens
+from harness.models.limiter import RateLimiter
 from harness.models.prices import cost_usd, load_table, lookup, price_for
 
 KEY_ENV = "ANTHROPIC_API_KEY"
@@ -102,22 +101,11 @@ class AnthropicModel:
         body = self.request_body(
             messages, system=system, max_tokens=max_tokens, temperature=temperature, stop=stop
         )
-        ticket = None
-        if self._limiter.active:
-            ticket = self._limiter.acquire(
-                estimate_tokens(_api.prompt_chars(system, messages), max_tokens)
-            )
-        started = time.monotonic()
-        try:
-            reply = self._client.messages.create(**body)
-        except Exception as exc:  # translated: the run records a ModelError and goes on
-            if ticket is not None:
-                ticket.settle(0)
-            raise _api.translate_error(
-                anthropic, exc, self.spec,
-                timeout_s=self._settings.timeout_s, max_retries=self._settings.max_retries,
-            ) from exc
-        latency = time.monotonic() - started
+        reply, latency, ticket = _api.send(
+            anthropic, self.spec, self._settings, self._limiter,
+            lambda: self._client.messages.create(**body),
+            system=system, messages=messages, max_tokens=max_tokens,
+        )
         raw_usage = reply.usage
         usage = Usage(
             input_tokens=raw_usage.input_tokens or 0,

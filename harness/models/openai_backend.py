@@ -8,14 +8,13 @@ OPENAI_BASE_URL) is used, and a key is required.
 from __future__ import annotations
 
 import os
-import time
 from typing import Any, Sequence
 
 import openai
 
 from harness.models import _api
 from harness.models.base import Completion, Message, ModelConfigError, ModelError, ModelSettings, Usage
-from harness.models.limiter import RateLimiter, estimate_tokens
+from harness.models.limiter import RateLimiter
 from harness.models.prices import cost_usd, price_for
 
 KEY_ENV = "OPENAI_API_KEY"
@@ -77,22 +76,11 @@ class OpenAIModel:
             kwargs["stop"] = list(stop)
         if seed is not None:
             kwargs["seed"] = seed
-        ticket = None
-        if self._limiter.active:
-            ticket = self._limiter.acquire(
-                estimate_tokens(_api.prompt_chars(system, messages), max_tokens)
-            )
-        started = time.monotonic()
-        try:
-            reply = self._client.chat.completions.create(**kwargs)
-        except Exception as exc:
-            if ticket is not None:
-                ticket.settle(0)
-            raise _api.translate_error(
-                openai, exc, self.spec,
-                timeout_s=self._settings.timeout_s, max_retries=self._settings.max_retries,
-            ) from exc
-        latency = time.monotonic() - started
+        reply, latency, ticket = _api.send(
+            openai, self.spec, self._settings, self._limiter,
+            lambda: self._client.chat.completions.create(**kwargs),
+            system=system, messages=messages, max_tokens=max_tokens,
+        )
         if not getattr(reply, "choices", None):
             raise ModelError(f"{self.spec}: the server answered with no choices")
         choice = reply.choices[0]
