@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmark harness for Reflexion-style self-correcting code agents.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, module in COMMANDS.items():
+    for module in COMMANDS.values():
         importlib.import_module(f"harness.commands.{module}").register(sub)
     return parser
 

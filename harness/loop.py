@@ -102,12 +102,12 @@ def run_attempt(
     if strategy not in ("reflexion", "feedback"):
         raise ValueError(f"unknown strategy {strategy!r}")
 
-    trial = len(done) + 1
+    first_trial = len(done) + 1
     previous = Previous(done[-1].code or done[-1].raw_output, done[-1].feedback) if done else None
     internal_tests: list[str] = list(done[0].internal_tests) if done else []
     testgen_record: dict | None = None
 
-    for trial in range(trial, s.trials + 1):
+    for trial in range(first_trial, s.trials + 1):
         if ctx.stop.is_set():
             raise Stopped()
         started = time.perf_counter()

@@ -84,7 +84,7 @@ def _run(args: argparse.Namespace) -> int:
     # Imported here so `--help` and config errors stay fast.
     from harness.models import ModelConfigError, ModelSettings, Price, open_model
     from harness.results import read_run_header
-    from harness.runner import RunInterrupted, Runner, make_header, prepare_run_dir
+    from harness.runner import RunInterrupted, Runner, prepare_run_dir
     from harness.tasks import TaskError, load_tasks
     from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox
 
@@ -185,7 +185,6 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
     from harness.results import write_json
     from harness.summary import build_summary, format_summary
 
-    summary = build_summary(result.header, result.records)
     records = result.records
     timings["model_s"] = round(sum(r.model_s for r in records), 3)
     timings["sandbox_s"] = round(sum(r.sandbox_s for r in records), 3)
@@ -194,10 +193,11 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
         from harness.report import write_report
 
         t = time.perf_counter()
-        write_json(result.run_dir / "summary.json", {**summary, "timings": timings})
         report_path = write_report(result.run_dir)
         timings["report_s"] = round(time.perf_counter() - t, 3)
-    summary["timings"] = timings
+    # Written after the report (which writes its own derived summary.json): this one
+    # adds the run's timings, which only the run knows.
+    summary = {**build_summary(result.header, records), "timings": timings}
     write_json(result.run_dir / "summary.json", summary)
     print(format_summary(summary))
     print(
