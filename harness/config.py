@@ -6,12 +6,12 @@ validated once; written whole into run.json.
 from __future__ import annotations
 
 import dataclasses
-import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness.hostinfo import available_cores
 from harness.tasks.registry import DEFAULT_TASKS
 
 STRATEGY_CHOICES: dict[str, tuple[str, ...]] = {
@@ -27,11 +27,6 @@ class ConfigError(ValueError):
     """A setting is wrong; the message names the setting (and the file, if any)."""
 
 
-def available_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 @dataclass(frozen=True)

@@ -12,29 +12,36 @@ speed up local model calls, and the model says so (`serialised`, `concurrency_no
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from harness.hostinfo import available_cores
 from harness.models import _api
-from harness.models.base import Completion, Message, ModelConfigError, ModelError, ModelSettings, Usage
+from harness.models.base import (
+    Completion,
+    Message,
+    ModelConfigError,
+    ModelError,
+    ModelSettings,
+    Usage,
+)
+from harness.models.fetch import (
+    catalogue,
+    default_model_name,
+    is_ready,
+    model_path,
+    resolve_models_dir,
+)
 from harness.models.registry import LOCAL_INSTALL_HINT
-from harness.models.fetch import catalogue, default_model_name, is_ready, model_path, resolve_models_dir
 
 log = logging.getLogger("harness.models")
 
 DEFAULT_SEED = 1234
 
 
-def available_cores() -> int:
-    """Cores this process may run on (respects taskset / container CPU sets)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 @dataclass
