@@ -41,11 +41,15 @@ class Evaluator:
         self.prompts = prompts
         self.timeout_s = timeout_s
 
-    def run(self, program: str, tests: Sequence[str], *, timeout_s: float | None = None) -> Evaluation:
+    def run(
+        self, program: str, tests: Sequence[str], *, trusted: bool, timeout_s: float | None = None
+    ) -> Evaluation:
+        """`trusted`: the tests are the task's (hidden) tests, not the model's own."""
         if not tests:
             return Evaluation([], True, 0.0)
         start = time.perf_counter()
-        outcomes = self.sandbox.run(RunRequest(program, list(tests), timeout_s or self.timeout_s))
+        request = RunRequest(program, list(tests), timeout_s or self.timeout_s, tests_trusted=trusted)
+        outcomes = self.sandbox.run(request)
         records = _to_records(outcomes)
         return Evaluation(records, all(r.status == "passed" for r in records), time.perf_counter() - start)
 

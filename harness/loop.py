@@ -210,14 +210,14 @@ def run_attempt(
 def _evaluate_internal(ctx: LoopContext, draft: Draft, tests: list[str]) -> tuple[Evaluation | None, str]:
     if draft.error:
         return None, ctx.evaluator.feedback(None, error=draft.error)
-    evaluation = ctx.evaluator.run(draft.program, tests)
+    evaluation = ctx.evaluator.run(draft.program, tests, trusted=False)
     return evaluation, ctx.evaluator.feedback(evaluation)
 
 
 def _grade_hidden(ctx: LoopContext, task: Task, draft: Draft) -> Evaluation | None:
     if draft.error:
         return None
-    return ctx.evaluator.run(draft.program, task.hidden_tests, timeout_s=task.timeout_s)
+    return ctx.evaluator.run(draft.program, task.hidden_tests, trusted=True, timeout_s=task.timeout_s)
 
 
 def _baseline(ctx: LoopContext, task: Task, attempt: int, calls: CallSettings) -> Iterator[TrialRecord]:

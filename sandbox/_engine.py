@@ -33,6 +33,17 @@ def recipe_digest() -> str:
     return digest.hexdigest()[:16]
 
 
+def resolve_image(image: str) -> str:
+    """`image` as given when it names a tag or digest; else tagged by the recipe digest.
+
+    Untagged names get one tag per recipe, so checkouts with different sandbox files
+    (two branches, two harness versions) each find their own image on one engine.
+    """
+    if "@" in image or ":" in image.rsplit("/", 1)[-1]:
+        return image
+    return f"{image}:{recipe_digest()}"
+
+
 def connect(timeout: float = 10.0) -> "docker.DockerClient":
     """A client whose engine answered a ping, or SandboxUnavailable saying what to do."""
     try:
@@ -55,6 +66,7 @@ def image_problem(client: "docker.DockerClient", image: str) -> str | None:
     """None when `image` exists and was built from the current recipe; else what is wrong."""
     import docker
 
+    image = resolve_image(image)
     try:
         found = client.images.get(image)
     except docker.errors.ImageNotFound:

@@ -169,11 +169,14 @@ class WorkerPool:
         timeout = request.timeout_s if request.timeout_s is not None else self._limits.timeout_s
         slot = self._idle.get()  # calls beyond the pool size wait here
         try:
-            return [self._run_test(slot, request.program, test, timeout) for test in request.tests]
+            return [
+                self._run_test(slot, request.program, test, timeout, request.tests_trusted)
+                for test in request.tests
+            ]
         finally:
             self._idle.put(slot)
 
-    def _run_test(self, slot: _Slot, program: str, test: str, timeout: float) -> TestOutcome:
+    def _run_test(self, slot: _Slot, program: str, test: str, timeout: float, trusted: bool) -> TestOutcome:
         channel = slot.channel
         worn_out = channel is not None and channel.jobs_done >= self._jobs_per_worker
         if channel is None or channel.broken or channel.ended or worn_out:
@@ -197,6 +200,7 @@ class WorkerPool:
             "max_output_bytes": limits.max_output_bytes,
             "max_file_mb": limits.max_file_mb,
             "pids": limits.pids,
+            "trusted": trusted,
         }
         started = time.monotonic()
         try:

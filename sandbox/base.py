@@ -46,9 +46,18 @@ class TestOutcome:
 
 @dataclass(frozen=True)
 class RunRequest:
+    """One program and the tests to judge it by.
+
+    `tests_trusted` says who wrote the tests. Trusted tests (a task's hidden tests) are
+    never seen by any process in which untrusted code runs. Untrusted tests (written
+    by the model, like the program) run apart from every process that has held a
+    trusted test's text, so they cannot read one out of memory they inherited.
+    """
+
     program: str  # the code under test (a module's source)
-    tests: Sequence[str]  # each runs, isolated, after `program` in the same namespace
+    tests: Sequence[str]  # each runs, isolated, against a fresh run of `program`
     timeout_s: float | None = None  # per test; None means Limits.timeout_s
+    tests_trusted: bool = True
 
 
 @runtime_checkable
@@ -76,6 +85,6 @@ class SandboxUnavailable(RuntimeError):
 class SandboxConfig:
     backend: str = "docker"  # "docker" | "process"
     workers: int = 2  # pool size: containers (docker) or concurrent jobs (process)
-    image: str = "reflexion-harness-sandbox:latest"
+    image: str = "reflexion-harness-sandbox"  # without a tag: tagged by the recipe digest
     limits: Limits = field(default_factory=Limits)
     jobs_per_container: int = 500  # recycle a container after this many jobs

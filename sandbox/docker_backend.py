@@ -13,7 +13,7 @@ import threading
 import weakref
 from typing import Iterator
 
-from sandbox._engine import LABEL, connect, image_problem
+from sandbox._engine import LABEL, connect, image_problem, resolve_image
 from sandbox._pool import WorkerPool, _Channel
 from sandbox.base import RunRequest, SandboxConfig, SandboxUnavailable, TestOutcome
 
@@ -35,7 +35,7 @@ def container_options(config: SandboxConfig) -> dict:
     limits = config.limits
     memory = f"{limits.memory_mb + MEMORY_HEADROOM_MB}m"
     return dict(
-        image=config.image,
+        image=resolve_image(config.image),
         detach=False,  # with stdin_open: attach stdin, and close it when we detach
         stdin_open=True,
         tty=False,

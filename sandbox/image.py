@@ -24,6 +24,7 @@ from sandbox._engine import (
     connect,
     image_problem,
     recipe_digest,
+    resolve_image,
 )
 from sandbox.base import SandboxConfig, SandboxUnavailable
 
@@ -62,6 +63,7 @@ def offline_base_tag(image: str) -> str:
 
 
 def check(image: str = SandboxConfig().image) -> ReadyStatus:
+    image = resolve_image(image)
     try:
         client = connect()
     except SandboxUnavailable as exc:
@@ -86,6 +88,7 @@ def build(
     """Build `image` unless it is already built from the current recipe (or `force`)."""
     import docker
 
+    image = resolve_image(image)
     started = time.monotonic()
     client = connect()
     try:

@@ -175,6 +175,7 @@ def test_docker_containers_are_locked_down_and_removed_on_close(sandbox_opener):
 def test_stale_containers_of_dead_runs_are_removed(sandbox_opener):
     import docker
 
+    from sandbox._engine import resolve_image
     from sandbox.docker_backend import OWNER_LABEL, remove_stale_containers
 
     probe = sandbox_opener("docker", workers=1)  # skips when there is no engine/image
@@ -182,7 +183,7 @@ def test_stale_containers_of_dead_runs_are_removed(sandbox_opener):
     client = docker.from_env()
     dead_pid = 2**22 + 17  # above pid_max's default: no such process
     stale = client.containers.create(
-        SandboxConfig().image, command=["sleep", "600"],
+        resolve_image(SandboxConfig().image), command=["sleep", "600"],
         labels={"reflexion-harness.sandbox": "worker", OWNER_LABEL: f"{socket.gethostname()}:{dead_pid}"},
         network_mode="none",
     )
