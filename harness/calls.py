@@ -15,7 +15,8 @@ class Meter:
     calls: int = 0  # calls the strategy made, cache hits included (the compute it asked for)
     cached: int = 0  # of which served from the response cache
     usage: Usage = field(default_factory=Usage)
-    cost_usd: float | None = None
+    cost_usd: float | None = None  # money spent: calls a model answered
+    cached_cost_usd: float | None = None  # what the cache-served answers cost when first made
     seconds: float = 0.0
 
     def add(self, completion: Completion, seconds: float) -> None:
@@ -23,7 +24,10 @@ class Meter:
         self.cached += int(completion.cached)
         self.usage = self.usage + completion.usage
         if completion.cost_usd is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + completion.cost_usd
+            if completion.cached:  # no money spent now: the answer came from disk
+                self.cached_cost_usd = (self.cached_cost_usd or 0.0) + completion.cost_usd
+            else:
+                self.cost_usd = (self.cost_usd or 0.0) + completion.cost_usd
         # The backend's own latency excludes time queued behind other workers (the
         # local model serves one call at a time). A cache hit took no model time (it
         # may have waited for an identical call in flight: that call counts the time).

@@ -79,6 +79,7 @@ def _usage_fields(meter: Meter) -> dict:
         "cache_read_tokens": meter.usage.cache_read_tokens,
         "cache_write_tokens": meter.usage.cache_write_tokens,
         "cost_usd": meter.cost_usd,
+        "cached_cost_usd": meter.cached_cost_usd,
         "model_s": round(meter.seconds, 4),
     }
 

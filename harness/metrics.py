@@ -29,7 +29,7 @@ BOOTSTRAP_SEED = 20230320  # fixed so that a report is reproducible byte for byt
 _TRIAL_COLUMNS = [
     "task_id", "strategy", "attempt", "trial", "final", "stop_reason", "hidden_passed",
     "internal_passed", "error", "model_calls", "cached_calls", "input_tokens",
-    "output_tokens", "cost_usd", "wall_s",
+    "output_tokens", "cost_usd", "cached_cost_usd", "wall_s",
 ]
 
 
@@ -66,7 +66,7 @@ def trials_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
             "hidden_passed": bool(r.hidden_passed), "internal_passed": r.internal_passed,
             "error": r.error, "model_calls": r.model_calls, "cached_calls": r.cached_calls,
             "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
-            "cost_usd": r.cost_usd, "wall_s": r.wall_s,
+            "cost_usd": r.cost_usd, "cached_cost_usd": r.cached_cost_usd, "wall_s": r.wall_s,
         }
         for r in records
     ]
@@ -433,14 +433,18 @@ def stopped_on_false_positive(attempts: pd.DataFrame, strategies: Sequence[str] 
 
 def resources(trials: pd.DataFrame, strategies: Sequence[str]) -> pd.DataFrame:
     """Per strategy totals over *every* recorded trial, incomplete attempts included
-    (what the run spent). cost_usd is None when no trial of the strategy had a price."""
+    (what the run spent). cost_usd is money spent on model calls, cached_cost_usd what
+    the answers the response cache served had cost when first made (not spent again);
+    each is None when no trial of the strategy had a price for it."""
     cols = ["strategy", "attempts", "incomplete_attempts", "trials", "model_calls",
-            "cached_calls", "input_tokens", "output_tokens", "cost_usd", "errors", "wall_s"]
+            "cached_calls", "input_tokens", "output_tokens", "cost_usd", "cached_cost_usd",
+            "errors", "wall_s"]
     incomplete = incomplete_attempts(trials)
     rows = []
     for strategy in strategies:
         g = trials[trials["strategy"] == strategy]
         costs = g["cost_usd"].dropna()
+        cached_costs = g["cached_cost_usd"].dropna()
         done = g[g["complete"]].drop_duplicates(["task_id", "attempt"])
         rows.append({
             "strategy": strategy, "attempts": len(done),
@@ -448,6 +452,7 @@ def resources(trials: pd.DataFrame, strategies: Sequence[str]) -> pd.DataFrame:
             "model_calls": int(g["model_calls"].sum()), "cached_calls": int(g["cached_calls"].sum()),
             "input_tokens": int(g["input_tokens"].sum()), "output_tokens": int(g["output_tokens"].sum()),
             "cost_usd": float(costs.sum()) if not costs.empty else None,
+            "cached_cost_usd": float(cached_costs.sum()) if not cached_costs.empty else None,
             "errors": int(g["error"].notna().sum()), "wall_s": float(g["wall_s"].sum()),
         })
     return pd.DataFrame(rows, columns=cols)

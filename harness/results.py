@@ -60,7 +60,8 @@ class TrialRecord:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
-    cost_usd: float | None = None
+    cost_usd: float | None = None  # money spent on this trial's model calls
+    cached_cost_usd: float | None = None  # cost of the answers the response cache served
     model_s: float = 0.0
     sandbox_s: float = 0.0
     wall_s: float = 0.0

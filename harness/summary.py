@@ -20,7 +20,9 @@ Schema 1 (stable: fields may be added, never renamed or removed)::
           "cached_calls": n,           # of which the response cache answered (no model ran)
           "input_tokens": n,
           "output_tokens": n,
-          "cost_usd": x | null,        # null when the backend reports no price
+          "cost_usd": x | null,        # money spent; null when the backend reports no price
+          "cached_cost_usd": x | null, # what the cache-served answers cost when first made
+                                       # (not spent by this run); null when none had a price
           "errors": n,                 # trials with a model error / unparseable output
           "wall_s": x,                 # sum of trial wall times (see below)
           "tasks_scored": n,           # tasks with at least one complete attempt
@@ -97,7 +99,8 @@ def build_summary(header: dict[str, Any], records: list[TrialRecord]) -> dict[st
         for name in ("model_calls", "cached_calls", "input_tokens", "output_tokens", "errors",
                      "attempts", "incomplete_attempts"):
             entry[name] = int(row[name])
-        entry["cost_usd"] = None if row["cost_usd"] is None or math.isnan(row["cost_usd"]) else round(float(row["cost_usd"]), 6)
+        for name in ("cost_usd", "cached_cost_usd"):
+            entry[name] = None if row[name] is None or math.isnan(row[name]) else round(float(row[name]), 6)
         entry["wall_s"] = round(float(row["wall_s"]), 3)
         entry["tasks_scored"] = int(attempts.loc[attempts["strategy"] == strategy, "task_id"].nunique())
         out[strategy] = entry
@@ -136,14 +139,15 @@ def format_summary(summary: dict[str, Any]) -> str:
     if summary.get("oracle_feedback"):
         lines.append("WARNING: oracle feedback - hidden tests fed the loop; not a fair comparison")
     head = ["strategy", *(f"pass@{k}" for k in ks), "95% CI (pass@1)", "calls", "in tokens",
-            "out tokens", "cost $", "errors", "wall s", "incomplete"]
+            "out tokens", "cost $", "cached $", "errors", "wall s", "incomplete"]
     rows = []
     for name, s in strategies.items():
         lo, hi = s.get("pass@1_ci95", [None, None])
         rows.append([name, *(_fmt(s.get(f"pass@{k}")) for k in ks),
                      f"{_fmt(lo, '.2f')}-{_fmt(hi, '.2f')}",
                      str(s["model_calls"]), str(s["input_tokens"]), str(s["output_tokens"]),
-                     _fmt(s.get("cost_usd"), ".4f"), str(s["errors"]), _fmt(s["wall_s"], ".1f"),
+                     _fmt(s.get("cost_usd"), ".4f"), _fmt(s.get("cached_cost_usd"), ".4f"),
+                     str(s["errors"]), _fmt(s["wall_s"], ".1f"),
                      str(s.get("incomplete_attempts", 0))])
     lines += ["", *_table(head, rows)]
     iterating = {n: s for n, s in strategies.items() if n != metrics.BASELINE}

@@ -51,6 +51,12 @@ class AnthropicModel:
         self.accepts_temperature = facts.accepts_temperature if facts else False
         self._warned_temperature = threading.Event()
 
+    @property
+    def identity(self) -> str:
+        """What the response cache keys on: the model id at the base URL the client
+        really uses (the spec's, else the SDK's environment variable, else its default)."""
+        return f"anthropic:{self.model_id}@{str(self._client.base_url).rstrip('/')}"
+
     def __repr__(self) -> str:
         return f"AnthropicModel({self.spec!r})"  # never the client: it holds the key
 

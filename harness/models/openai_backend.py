@@ -43,6 +43,12 @@ class OpenAIModel:
         )
         self._limiter = RateLimiter(settings.requests_per_minute, settings.tokens_per_minute)
 
+    @property
+    def identity(self) -> str:
+        """What the response cache keys on: the model id at the base URL the client
+        really uses (the spec's, else the SDK's environment variable, else its default)."""
+        return f"openai:{self.model_id}@{str(self._client.base_url).rstrip('/')}"
+
     def __repr__(self) -> str:
         return f"OpenAIModel({self.spec!r})"
 

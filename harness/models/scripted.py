@@ -10,6 +10,7 @@ a line `{"latency_s": 0.2}` makes every call take that long (demos, interruption
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -54,8 +55,12 @@ class ScriptedModel:
         responder: Responder | None = None,
         spec: str = "scripted:inline",
         latency_s: float = 0.0,
+        identity: str | None = None,
     ) -> None:
         self.spec = spec
+        # What the response cache keys on: the script file's digest, so an edited
+        # script is never answered from an older version's cache entries.
+        self.identity = identity or spec
         self._queue: deque[str] = deque(replies)
         self._rules = list(rules)
         self._responder = responder
@@ -71,7 +76,8 @@ class ScriptedModel:
         replies: list[str] = []
         rules: list[tuple[str, str]] = []
         latency_s = 0.0
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        raw = path.read_bytes()
+        for lineno, line in enumerate(raw.decode("utf-8").splitlines(), 1):
             if not line.strip():
                 continue
             try:
@@ -88,7 +94,8 @@ class ScriptedModel:
                 rules.append((str(row["match"]), str(reply)))
             else:
                 replies.append(str(reply))
-        return cls(replies, rules=rules, spec=f"scripted:{path}", latency_s=latency_s)
+        return cls(replies, rules=rules, spec=f"scripted:{path}", latency_s=latency_s,
+                   identity=f"scripted:sha256:{hashlib.sha256(raw).hexdigest()}")
 
     def complete(
         self,

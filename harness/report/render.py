@@ -54,7 +54,7 @@ def _fmt(value: Any, column: str) -> str:
     if isinstance(value, float):
         if column == "p_value":
             return f"{value:.4g}"
-        if column == "cost_usd":
+        if column in ("cost_usd", "cached_cost_usd"):
             return f"{value:.4f}"
         if column in ("calls", "tokens", "wall_s", "mean_calls", "mean_trials") or "per_sample" in column:
             return f"{value:,.1f}"
@@ -137,7 +137,8 @@ def headline(runs: Sequence[Run]) -> tuple[View, pd.DataFrame]:
             for t, value in enumerate(s["pass@1_by_trial"], 1):
                 entry[f"pass@1 at trial {t}"] = _fmt(value, "pass")
                 values[f"pass@1 at trial {t}"] = value
-            for key in ("model_calls", "input_tokens", "output_tokens", "cost_usd", "errors", "wall_s",
+            for key in ("model_calls", "input_tokens", "output_tokens", "cost_usd", "cached_cost_usd",
+                        "errors", "wall_s",
                         "attempts", "incomplete_attempts"):
                 entry[key] = _fmt(s.get(key), key)
                 values[key] = s.get(key)
@@ -303,7 +304,9 @@ def _views(tables: Tables, single: bool) -> dict[str, View]:
                             single, "stopped_on_false_positive.csv"),
         "resources": _view("resources", "Tokens, cost, model calls and time", "Totals over every recorded trial, "
                            "incomplete attempts included. wall_s adds up trial wall times; strategies run interleaved, "
-                           "so it is time spent, not elapsed. cost '-' = the backend reports no price.",
+                           "so it is time spent, not elapsed. cost_usd is money spent; cached_cost_usd what the "
+                           "answers served by the response cache cost when first made (not spent again). "
+                           "cost '-' = the backend reports no price.",
                            tables.resources, single, "resources.csv"),
     }
     v["per_task"] = _per_task_view(tables.per_task, single)

@@ -1,6 +1,7 @@
 """summary.json schema and values on the synthetic run (hand-computed in synthrun.py)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -56,3 +57,14 @@ def test_format_summary_table():
     by_trial = next(line for line in lines if line.startswith("reflexion ") and "0.300" in line)
     assert by_trial.split()[1:] == ["0.300", "0.500", "0.600"]
     assert any(line.startswith("baseline (ref.)") for line in lines)
+
+
+def test_money_spent_and_cache_served_cost_are_separate():
+    records = [rec("T1", "baseline", 1, 1, final=True, hidden=True, stop="single_sample"),
+               rec("T2", "baseline", 1, 1, final=True, hidden=True, stop="single_sample")]
+    records[1] = dataclasses.replace(records[1], cost_usd=None, cached_cost_usd=0.25, cached_calls=1)
+    b = build_summary(header(strategies=["baseline"]), records)["strategies"]["baseline"]
+    assert b["cost_usd"] == pytest.approx(records[0].cost_usd)
+    assert b["cached_cost_usd"] == pytest.approx(0.25) and b["cached_calls"] == 1
+    nothing_cached = build_summary(header(strategies=["baseline"]), records[:1])["strategies"]["baseline"]
+    assert nothing_cached["cached_cost_usd"] is None
