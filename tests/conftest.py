@@ -1,8 +1,11 @@
 """Shared fixtures. Markers: docker (needs an engine + the sandbox image), slow,
-model (loads a real GGUF). CI runs them all."""
+model (loads a real GGUF), browser. CI runs them all; shared helpers (the one place a
+skip CI could hit is decided, CLI runs, polling) are in tests/helpers.py."""
 from __future__ import annotations
 
 import pytest
+
+from tests.helpers import skip_or_fail
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -19,17 +22,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _open_test_sandbox(backend: str, **overrides):
     """A sandbox for tests; docker skips (or fails, under CI) when it cannot start."""
-    import os
-
     from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox
 
     config = SandboxConfig(backend=backend, **{"workers": 2, **overrides})
     try:
         return open_sandbox(config)
     except SandboxUnavailable as exc:
-        if backend == "docker" and os.environ.get("HARNESS_REQUIRE_DOCKER") == "1":
-            pytest.fail(f"HARNESS_REQUIRE_DOCKER=1 but the docker sandbox is unavailable: {exc}")
-        pytest.skip(f"docker sandbox unavailable: {exc}")
+        if backend != "docker":
+            raise
+        skip_or_fail("DOCKER", f"the docker sandbox is unavailable: {exc}")
 
 
 @pytest.fixture(scope="session")

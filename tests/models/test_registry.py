@@ -1,6 +1,7 @@
 """Opening models by spec: lazy imports, install hints, config errors at open time."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from harness.models import (
     open_model,
 )
 from harness.models.registry import BUILTIN_BACKENDS
+from tests.helpers import skip_or_fail
 
 
 def test_unknown_prefix_lists_the_known_ones():
@@ -46,8 +48,13 @@ def test_bad_specs_are_config_errors(spec, message):
         open_model(spec)
 
 
+def _need_llama_cpp() -> None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        skip_or_fail("MODEL", "llama-cpp-python is not installed (pip install '.[local]')")
+
+
 def test_local_path_must_be_a_gguf(tmp_path: Path):
-    pytest.importorskip("llama_cpp")
+    _need_llama_cpp()
     other = tmp_path / "weights.bin"
     other.write_bytes(b"x")
     with pytest.raises(ModelConfigError, match="expected a .gguf"):
@@ -55,7 +62,7 @@ def test_local_path_must_be_a_gguf(tmp_path: Path):
 
 
 def test_local_default_not_fetched_says_to_fetch(tmp_path: Path, monkeypatch):
-    pytest.importorskip("llama_cpp")
+    _need_llama_cpp()
     monkeypatch.setenv("HARNESS_MODELS_DIR", str(tmp_path))
     with pytest.raises(ModelConfigError, match=r"python -m harness model fetch"):
         open_model("local")
@@ -76,17 +83,20 @@ def test_duplicate_registration_is_refused():
 
 
 def test_a_registered_backend_is_opened_with_the_rest_of_the_spec():
-    seen = {}
-
     registry = ModelRegistry()
     registry.register(Backend("echo", f"{__name__}:_echo_factory", usage="echo:<x>"))
-    model = registry.open("echo:some/thing:with:colons", ModelSettings())
-    assert isinstance(model, ScriptedModel) and model.spec == "echo:some/thing:with:colons"
-    assert seen == {}
+    settings = ModelSettings(n_ctx=777)
+    model = registry.open("echo:some/thing:with:colons", settings)
+    assert isinstance(model, ScriptedModel)
+    assert model.opened_with == ("some/thing:with:colons", settings)  # what the factory was given
+    registry.register(Backend("maybe", f"{__name__}:_echo_factory", usage="maybe[:<x>]", argument="optional"))
+    assert registry.open("maybe", settings).opened_with == (None, settings)  # no colon: no argument
 
 
 def _echo_factory(rest, settings):
-    return ScriptedModel(["hi"], spec=f"echo:{rest}")
+    model = ScriptedModel(["hi"], spec=f"echo:{rest}")
+    model.opened_with = (rest, settings)
+    return model
 
 
 def test_scripted_spec_and_cache_wrapping(tmp_path: Path):

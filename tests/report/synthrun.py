@@ -14,15 +14,12 @@ Feedback: every attempt (F,F) then (T,T) except /1 and /3, which stay (F,F) x3.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from pathlib import Path
 from typing import Any
 
-from harness.commands import compare as compare_cmd
-from harness.commands import export as export_cmd
-from harness.commands import report as report_cmd
 from harness.results import TestRecord, TrialLog, TrialRecord, write_json
+from tests.helpers import cli
 
 RUN_ID = "synthetic-run"
 EVIL_TASK = 'Evil<&>"task'
@@ -123,10 +120,5 @@ def write_run(run_dir: Path, head: dict[str, Any], records: list[TrialRecord]) -
 
 
 def run_command(argv: list[str]) -> int:
-    """Parses and runs one of this package's sub-commands the way harness.cli does."""
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(dest="command", required=True)
-    for module in (report_cmd, compare_cmd, export_cmd):
-        module.register(sub)
-    args = parser.parse_args(argv)
-    return args.func(args)
+    """Runs a sub-command through the real parser; a UsageError propagates."""
+    return cli(*argv)

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -14,6 +12,7 @@ from markupsafe import escape
 from harness.cli import UsageError
 from harness.report import write_compare, write_report
 from harness.report.render import task_anchor
+from tests.helpers import run_harness
 from synthrun import EVIL_CODE, EVIL_LESSON, EVIL_TASK, RUN_ID, header, run_command, synthetic_records, write_run
 
 CSVS = ["pass_at_k.csv", "pass1_by_trial.csv", "compute_curve.csv", "compute_matched.csv", "paired.csv",
@@ -179,17 +178,11 @@ def test_compare_labels_repeated_run_ids(tmp_path: Path):
 
 
 def test_cli_dispatcher_prints_one_line_and_exits_2(tmp_path: Path):
-    """Through `python -m harness`, once every sub-command module of harness.cli exists."""
-    from harness import cli
-
-    missing = [m for m in cli.COMMANDS.values()
-               if not (Path(cli.__file__).parent / "commands" / f"{m}.py").exists()]
-    if missing:
-        pytest.skip(f"harness.cli sub-commands not written yet: {', '.join(missing)}")
-    proc = subprocess.run([sys.executable, "-m", "harness", "report", str(tmp_path / "nope")],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2
-    assert proc.stderr.strip().count("\n") == 0 and "no such run folder" in proc.stderr
+    """Through `python -m harness`: one line on stderr, nothing on stdout, exit 2."""
+    proc = run_harness("report", str(tmp_path / "nope"))
+    assert proc.returncode == 2 and proc.stdout == ""
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("error: ") and "no such run folder" in line
 
 
 @pytest.mark.parametrize("strategies", [["baseline"], ["reflexion"], ["feedback", "baseline"]])

@@ -2,14 +2,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 from harness.cli import main
 from harness.tasks import load_tasks
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.helpers import run_harness as run_cli
 
 
 def test_list_prints_one_line_per_task_and_a_total(capsys):
@@ -44,12 +40,6 @@ def test_a_task_file_given_by_path(tmp_path, capsys):
     assert lines[2].startswith(f"1 task, 1 hidden test in jsonl:{path} (sha256:")
     assert main(["tasks", "show", str(path), "t/1"]) == 0
     assert "--- canonical solution ---\n(none)" in capsys.readouterr().out
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True, timeout=60
-    )
 
 
 def test_unknown_spec_is_a_usage_error():

@@ -1,0 +1,91 @@
+"""Helpers shared by the whole suite: skips CI must not hit, CLI runs, polling.
+
+Imported as `tests.helpers` (pyproject's pytest `pythonpath` puts the repository first).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable, NoReturn, TypeVar
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
+
+# What each HARNESS_REQUIRE_* variable vouches for; .ci/run sets them all to 1.
+REQUIREMENTS = {
+    "DOCKER": "a Docker engine and the sandbox image (and its offline base)",
+    "MODEL": "llama-cpp-python and the small test GGUF",
+    "BROWSER": "playwright and a Chromium",
+}
+
+
+def skip_or_fail(need: str, reason: str) -> NoReturn:
+    """Skip a test whose environment lacks `need`, or fail it when HARNESS_REQUIRE_<need>=1.
+
+    CI sets the variables: there a missing engine, model or browser is a defect, never
+    a silent skip. Every skip CI could hit goes through here.
+    """
+    if need not in REQUIREMENTS:
+        raise ValueError(f"unknown requirement {need!r}; known: {', '.join(REQUIREMENTS)}")
+    variable = f"HARNESS_REQUIRE_{need}"
+    if os.environ.get(variable) == "1":
+        pytest.fail(f"{variable}=1 but {reason}", pytrace=False)
+    pytest.skip(f"{reason} (with {variable}=1 this fails instead)")
+
+
+def cli(*argv: str) -> int:
+    """`python -m harness ARGV` in this process, through the real parser.
+
+    Unlike harness.cli.main, a UsageError propagates, so a test can match it.
+    """
+    from harness.cli import build_parser
+
+    args = build_parser().parse_args(list(argv))
+    return int(args.func(args) or 0)
+
+
+def harness_env(**extra: str) -> dict[str, str]:
+    """The environment for a `python -m harness` child: this checkout first on the path."""
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path, **extra}
+
+
+def run_harness(
+    *argv: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    """`python -m harness ARGV` as a user runs it: a child process, output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *argv], cwd=cwd or REPO, env=env or harness_env(),
+        capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def start_harness(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Like run_harness, but returns the running child (for signals)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness", *argv], cwd=cwd, env=env or harness_env(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def wait_until(
+    condition: Callable[[], T], what: str, *, timeout_s: float = 120.0, interval_s: float = 0.01
+) -> T:
+    """Poll `condition` until it returns something truthy, and return that.
+
+    The timeout only guards against a hang (it is generous: machines are loaded);
+    a test never asserts on how long the wait took.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up after {timeout_s:g} s waiting for {what}", pytrace=False)
+        time.sleep(interval_s)
