@@ -77,46 +77,71 @@ def test_max_tokens_and_stop_sequences(model):
     cut = model.complete(ask, max_tokens=5)
     assert cut.usage.output_tokens == 5 and cut.stop_reason == "max_tokens"
     full = model.complete(ask, max_tokens=40)
-    if "5" in full.text:
-        stopped = model.complete(ask, max_tokens=40, stop=["5"])
-        assert "5" not in stopped.text
+    # A stop string taken from the answer itself, so it must occur: the answer stops
+    # right before it, deterministically at temperature 0.
+    words = full.text.split()
+    assert len(words) >= 3, full.text
+    stop = words[2]
+    stopped = model.complete(ask, max_tokens=40, stop=[stop])
+    assert stopped.text == full.text[: full.text.index(stop)]
+    assert stopped.usage.output_tokens < full.usage.output_tokens
 
 
 def test_says_it_serialises_and_closing_another_copy_leaves_it_open(model, gguf: Path):
     assert model.serialised is True
     assert "one at a time" in model.concurrency_note
+    hello = [Message("user", "Say hello.")]
+    before = model.complete(hello, max_tokens=4)
     second = open_model(f"local:{gguf}", ModelSettings(n_ctx=1024))
     try:
         assert second._loaded is not model._loaded  # each opened model owns its context
+        assert second.complete(hello, max_tokens=4).text == before.text
     finally:
         second.close()
-    assert model.complete([Message("user", "hi")], max_tokens=2).text is not None  # still open
+    with pytest.raises(ModelError, match="closed"):
+        second.complete(hello, max_tokens=4)
+    after = model.complete(hello, max_tokens=4)  # still open, and still the same model
+    assert after.usage.output_tokens > 0 and after.text == before.text
 
 
-def test_concurrent_calls_are_serialised_and_all_answered(model):
-    held = model._loaded.lock
-    overlaps: list[bool] = []
-    answers: list[str] = []
+class _TimedLlama:
+    """Wraps the real llama.cpp object and records when each generation ran."""
+
+    def __init__(self, llama) -> None:
+        self._llama = llama
+        self.intervals: list[tuple[float, float]] = []
+
+    def __getattr__(self, name: str):
+        return getattr(self._llama, name)
+
+    def create_chat_completion(self, **kwargs):
+        started = time.monotonic()
+        try:
+            return self._llama.create_chat_completion(**kwargs)
+        finally:
+            self.intervals.append((started, time.monotonic()))
+
+
+def test_concurrent_calls_are_serialised_and_all_answered(model, monkeypatch):
+    timed = _TimedLlama(model._loaded.llama)
+    monkeypatch.setattr(model._loaded, "llama", timed)
+    answers: dict[int, str] = {}
+    ready = threading.Barrier(4)
 
     def call(i: int) -> None:
-        answers.append(model.complete([Message("user", f"Say the number {i}.")], max_tokens=6).text)
+        ready.wait()  # all four ask at once
+        answers[i] = model.complete([Message("user", f"Say the number {i}.")], max_tokens=6).text
 
-    def watch(stop: threading.Event) -> None:
-        while not stop.is_set():
-            overlaps.append(held.locked())
-            time.sleep(0.005)
-
-    stop = threading.Event()
-    watcher = threading.Thread(target=watch, args=(stop,))
-    watcher.start()
     threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    stop.set()
-    watcher.join()
-    assert len(answers) == 4 and any(overlaps)
+    assert sorted(answers) == [0, 1, 2, 3] and all(answers.values())
+    # At most one generation at a time: each starts after the previous one ended.
+    spans = sorted(timed.intervals)
+    assert len(spans) == 4
+    assert all(prev_end <= start for (_, prev_end), (start, _) in zip(spans, spans[1:])), spans
 
 
 def test_prompt_longer_than_the_context_is_a_model_error(model):

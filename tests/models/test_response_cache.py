@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.models import CachedModel, Message, ModelSettings, ScriptedModel, open_model
+from harness.models import CachedModel, Message, ModelError, ModelSettings, ScriptedModel, open_model
 from harness.models.cache import cache_key
 
 MSGS = [Message("user", "implement add(a, b)")]
@@ -68,7 +68,7 @@ def test_concurrent_identical_calls_make_one_model_call(tmp_path: Path):
 def test_errors_are_not_cached(tmp_path: Path):
     inner = ScriptedModel(["!error: overloaded", "fine"])
     model = CachedModel(inner, tmp_path)
-    with pytest.raises(Exception):
+    with pytest.raises(ModelError, match="overloaded"):
         model.complete(MSGS)
     assert model.complete(MSGS).text == "fine"
     assert model.complete(MSGS).cached
