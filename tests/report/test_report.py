@@ -104,10 +104,25 @@ def test_markdown_report(run_dir: Path):
     write_report(run_dir)
     md = (run_dir / "report.md").read_text(encoding="utf-8")
     assert md.startswith(f"# Run {RUN_ID}")
-    assert "| strategy | k | pass | tasks | 95% CI |" in md
-    assert "| reflexion | 1 | 0.600 | 5 |" in md
+    pass_at_k = _md_table(md, "## pass@k")
+    assert pass_at_k[0] == ["strategy", "k", "pass", "tasks", "95% CI"]
+    assert ["reflexion", "1", "0.600", "5", "[0.200, 1.000]"] in pass_at_k[1:]
     assert "![pass@1 by trial](pass1_by_trial.svg)" in md
     assert "Evil<&>\"task" in md  # markdown table cell; pipes would be escaped
+
+
+def _md_table(md: str, heading: str) -> list[list[str]]:
+    """The first markdown table after `heading`, as rows of cells (header first)."""
+    lines = md[md.index(heading + "\n"):].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if not set("".join(cells)) <= set("-: "):  # the separator row
+            rows.append(cells)
+    return rows
 
 
 def test_report_is_reproducible(run_dir: Path):
