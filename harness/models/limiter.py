@@ -27,6 +27,16 @@ class Ticket:
         self._limiter = limiter
         self._entry = entry
 
+    @property
+    def at(self) -> float:
+        """When the limiter admitted the call, on its own clock."""
+        return self._entry.at
+
+    @property
+    def tokens(self) -> int:
+        """Tokens the call counts for: the estimate until settled, then the real count."""
+        return self._entry.tokens
+
     def settle(self, tokens: int) -> None:
         with self._limiter._cond:
             self._entry.tokens = tokens
