@@ -34,6 +34,12 @@ def _file_name(task_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", task_id) + ".jsonl"
 
 
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as fh:
+        fh.seek(-1, 2)
+        return fh.read(1) == b"\n"
+
+
 class MemoryStore:
     def __init__(self, root: Path, namespace: str) -> None:
         self.root = root
@@ -65,8 +71,12 @@ class MemoryStore:
             if not lesson.time:
                 lesson = Lesson(**{**asdict(lesson), "time": datetime.now(timezone.utc).isoformat(timespec="seconds")})
             self.folder.mkdir(parents=True, exist_ok=True)
-            with self._path(lesson.task_id).open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(asdict(lesson), ensure_ascii=False) + "\n")
+            path = self._path(lesson.task_id)
+            # A killed run may have left a torn last line: end it, or this lesson would
+            # be glued onto it and lost.
+            torn = path.exists() and path.stat().st_size > 0 and not _ends_with_newline(path)
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(("\n" if torn else "") + json.dumps(asdict(lesson), ensure_ascii=False) + "\n")
                 fh.flush()
 
     def recall(self, task_id: str, *, run_id: str, strategy: str, attempt: int, window: int) -> list[str]:
