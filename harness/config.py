@@ -149,7 +149,15 @@ class RunConfig:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-        data = dict(data.get("run", data))
+        if "run" in data:
+            stray = sorted(k for k in data if k != "run")
+            if stray:
+                raise ConfigError(
+                    f"{path}: settings at top level ({', '.join(stray)}) and in a [run] table; "
+                    f"put them all in one place (the [run] table would hide the others)"
+                )
+            data = data["run"]
+        data = dict(data)
         cls.from_dict(data, source=str(path))  # fail early on unknown keys / bad types
         return data
 

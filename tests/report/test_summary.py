@@ -87,3 +87,27 @@ def test_money_spent_and_cache_served_cost_are_separate():
     assert b["cached_cost_usd"] == pytest.approx(0.25) and b["cached_calls"] == 1
     nothing_cached = build_summary(header(strategies=["baseline"]), records[:1])["strategies"]["baseline"]
     assert nothing_cached["cached_cost_usd"] is None
+
+
+def test_no_records_gives_nulls_and_zeros_in_strict_json():
+    s = build_summary(header(), [])
+    assert s["tasks"] == len(TASKS)
+    for entry in s["strategies"].values():
+        assert entry["pass@1"] is None and entry["pass@1_ci95"] == [None, None]
+        assert (entry["model_calls"], entry["attempts"], entry["tasks_scored"], entry["errors"]) == (0, 0, 0, 0)
+        assert entry["cost_usd"] is None
+    json.dumps(s, allow_nan=False)
+    assert format_summary(s).splitlines()[0].startswith("run synthetic-run: 5 tasks")
+
+
+def test_all_passing_gives_one_with_a_degenerate_interval():
+    records = [rec(t, "baseline", a, 1, final=True, hidden=True, stop="single_sample") for t in TASKS for a in (1, 2)]
+    b = build_summary(header(strategies=["baseline"]), records)["strategies"]["baseline"]
+    assert (b["pass@1"], b["pass@2"], b["pass@1_ci95"], b["pass@1_by_trial"]) == (1.0, 1.0, [1.0, 1.0], [1.0])
+    assert (b["attempts"], b["tasks_scored"], b["incomplete_attempts"]) == (10, 5, 0)
+
+
+def test_lines_written_twice_by_a_resume_count_once():
+    records = synthetic_records()
+    twice = records + records[:7] + [records[-1]]  # a resumed run re-appended some trials
+    assert build_summary(header(), twice) == build_summary(header(), records)

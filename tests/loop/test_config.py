@@ -1,0 +1,81 @@
+"""RunConfig: defaults < file < flags, the file's layout, and the round trip resume relies on."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import build_parser
+from harness.commands.run import build_config
+from harness.config import ConfigError, RunConfig
+
+
+def config_from(argv: list[str]) -> RunConfig:
+    return build_config(build_parser().parse_args(["run", *argv]))
+
+
+def test_defaults_then_file_then_flags(tmp_path: Path):
+    (tmp_path / "run.toml").write_text('trials = 2\nseed = 5\ntask-ids = ["a", "b"]\nmodel = "scripted:x"\n')
+    assert config_from([]) == RunConfig()  # no file, no flag: the defaults
+    from_file = config_from(["--config", str(tmp_path / "run.toml")])
+    assert (from_file.trials, from_file.seed, from_file.task_ids, from_file.model) == (2, 5, ("a", "b"), "scripted:x")
+    assert from_file.workers == RunConfig().workers  # not in the file: the default
+    both = config_from(["--config", str(tmp_path / "run.toml"), "--trials", "4", "--task-ids", "c"])
+    assert (both.trials, both.seed, both.task_ids) == (4, 5, ("c",))  # flags win, the rest from the file
+
+
+def test_a_flag_equal_to_the_default_still_beats_the_file(tmp_path: Path):
+    (tmp_path / "run.toml").write_text("trials = 2\n")
+    config = config_from(["--config", str(tmp_path / "run.toml"), "--trials", str(RunConfig().trials)])
+    assert config.trials == RunConfig().trials
+
+
+def test_settings_may_sit_in_a_run_table_or_at_top_level_but_not_both(tmp_path: Path):
+    table, top, both = tmp_path / "table.toml", tmp_path / "top.toml", tmp_path / "both.toml"
+    table.write_text("[run]\ntrials = 2\n")
+    top.write_text("trials = 2\n")
+    both.write_text("seed = 9\n[run]\ntrials = 2\n")
+    assert config_from(["--config", str(table)]).trials == 2
+    assert config_from(["--config", str(top)]).trials == 2
+    with pytest.raises(ConfigError, match=r"both.toml: settings at top level \(seed\) and in a \[run\] table"):
+        config_from(["--config", str(both)])
+
+
+def test_unknown_or_badly_typed_settings_name_the_file(tmp_path: Path):
+    (tmp_path / "typo.toml").write_text("[run]\ntrails = 2\n")
+    with pytest.raises(ConfigError, match=r"typo.toml: unknown setting 'trails'"):
+        config_from(["--config", str(tmp_path / "typo.toml")])
+    (tmp_path / "bad.toml").write_text('k = "one"\n')
+    with pytest.raises(ConfigError, match=r"bad.toml: setting 'k' has a bad value"):
+        config_from(["--config", str(tmp_path / "bad.toml")])
+
+
+def _every_field_changed() -> RunConfig:
+    """A config where no field keeps its default, so the round trip checks each one."""
+    changed = RunConfig(
+        tasks="jsonl:/data/t.jsonl", strategy="all", model="openai:m@http://127.0.0.1:9/v1", trials=4,
+        samples=3, k=(1, 3), limit=7, task_ids=("t/1", "t/2"), workers=3, sandbox="process",
+        sandbox_workers=5, out=Path("/tmp/out"), memory_dir=Path("mem"), memory_window=0,
+        memory_namespace="shared", max_internal_tests=2, temperature=0.7, seed=11, max_tokens=99,
+        max_tokens_tests=98, max_tokens_lesson=97, test_timeout_s=2.5, cache=False,
+        cache_dir=Path("c"), model_timeout_s=30.0, max_retries=1, requests_per_minute=10,
+        tokens_per_minute=1000, prices={"m": {"input": 1.0, "output": 2.0}}, oracle_feedback=True,
+        report=False,
+    )
+    defaults = RunConfig()
+    same = [f.name for f in dataclasses.fields(RunConfig) if getattr(changed, f.name) == getattr(defaults, f.name)]
+    assert same == [], f"give these fields a non-default value: {same}"
+    return changed
+
+
+def test_to_dict_round_trips_through_json_as_run_json_stores_it():
+    config = _every_field_changed()
+    stored = json.loads(json.dumps(config.to_dict()))  # what run.json holds
+    assert stored["strategies"] == ["reflexion", "feedback", "baseline"]
+    assert RunConfig.from_dict(stored, source="run.json") == config
+
+
+def test_defaults_round_trip_too():
+    assert RunConfig.from_dict(json.loads(json.dumps(RunConfig().to_dict()))) == RunConfig()
