@@ -58,6 +58,13 @@ class RunRequest:
     tests: Sequence[str]  # each runs, isolated, against a fresh run of `program`
     timeout_s: float | None = None  # per test; None means Limits.timeout_s
     tests_trusted: bool = True
+    # Trusted code run in the test's process before each test: the task's own imports,
+    # helpers and constants. Names it defines are the grader's: the program cannot
+    # replace a helper the test uses to judge it.
+    prelude: str = ""
+    # The program's function under test: the test always sees the program's version,
+    # even where the prelude (or a builtin) has the same name.
+    entry_point: str | None = None
 
 
 @runtime_checkable
