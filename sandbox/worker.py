@@ -97,10 +97,13 @@ def _preload() -> None:
             pass
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)  # the C library's handle: a constant
+
+
 def _prctl(option: int, value: int) -> None:
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-    except (OSError, AttributeError):
+        _LIBC.prctl(option, value, 0, 0, 0)
+    except AttributeError:
         pass
 
 
@@ -311,27 +314,26 @@ def _exception_line(exc: BaseException) -> str:
 # ================================================================ in P and T
 
 
-def _enter_child(fds: dict[int, int], job: dict, cwd: str, stdio: tuple, home: str) -> None:
-    """Just after fork: own session, default signals, only the given fds, limits.
+def _enter_child(fds: dict[int, int], job: dict, cwd: str, stdio: tuple, home: str, role: str) -> None:
+    """A blank child takes its job: only the given fds, its directory, limits, signals.
 
-    `fds` maps target fd -> current fd; stdin is /dev/null, stdout+stderr the output pipe.
+    `fds` maps target fd -> current fd; stdout+stderr are the output pipe.
     """
-    os.setsid()
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the zygote gone (host backend): go too
-    for number in _IGNORED_SIGNALS:  # Python's own defaults
-        try:
-            signal.signal(number, signal.SIG_DFL)
-        except (OSError, ValueError):
-            pass
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # EPIPE as an error, not a death
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # "File too large" as an error
-    devnull = os.open(os.devnull, os.O_RDONLY)
+    if role == "program":  # Python's own defaults, as the program would have them
+        for number in _IGNORED_SIGNALS:
+            try:
+                signal.signal(number, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # EPIPE as an error, not a death
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # "File too large" as an error
+    # The test process keeps ignoring signals: the program's leftovers cannot stop it
+    # with anything but SIGKILL/SIGSTOP, which make the verdict an error or a timeout.
     # Move sources above the targets first so that no dup2 clobbers another source.
     moved = {target: fcntl.fcntl(source, fcntl.F_DUPFD, 64) for target, source in fds.items()}
     for target, source in moved.items():
         os.dup2(source, target)
-    os.dup2(devnull, 0)
     highest = max([2, *fds])
     os.closerange(highest + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     os.chdir(cwd)
@@ -830,8 +832,8 @@ def _stdio_objects() -> tuple:
     )
 
 
-def _recv_request(sock: socket.socket) -> tuple[dict, list[int]] | None:
-    """A zygote request: a 4-byte length with the fds, then that many bytes of JSON."""
+def _recv_job(sock: socket.socket) -> tuple[dict, list[int]] | None:
+    """A job for a blank child: a 4-byte length with the fds, then that many bytes of JSON."""
     head, fds, _, _ = socket.recv_fds(sock, 4, 8)
     if not head:
         return None
@@ -847,59 +849,111 @@ def _recv_request(sock: socket.socket) -> tuple[dict, list[int]] | None:
     return json.loads(body), list(fds)
 
 
-def _zygote_main(sock: socket.socket, role: str, scratch: str, sys_path: list[str]) -> None:
-    """Fork a P (role "program") or a T (roles "trusted", "untrusted") per request.
+def _blank_child(sock: socket.socket, scratch: str, stdio: tuple) -> None:
+    """A forked child that waits for its job, then becomes P or T; never returns.
 
-    Reports {"pid"} at once and {"status"} when that child ends; one child at a time.
+    Its parent, the zygote, has never held a job: the child's memory holds no
+    program and no test but its own. Job-independent set-up happens here, while the
+    child waits, off the job's critical path.
+    """
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    try:
+        received = _recv_job(sock)
+    except (OSError, ValueError):
+        received = None
+    if received is None:
+        os._exit(0)
+    payload, fds = received
+    role = payload.get("role")
+    targets = [_CHANNEL_FD, 1] if role == "program" else [_CHANNEL_FD, 1, _REPORT_FD]
+    try:
+        sock.close()
+        fd_map = dict(zip(targets, fds))
+        fd_map[2] = fd_map[1]
+        # The program may import modules it wrote; the test only the installed ones.
+        if role == "program":
+            sys.path.insert(0, scratch)
+        _enter_child(fd_map, payload, scratch, stdio, scratch if role == "program" else "/nonexistent", role)
+    except BaseException:
+        os._exit(70)
+    if role == "program":
+        try:
+            _program_main(payload)
+        except BaseException:
+            pass
+        _flush_stdio()
+        os._exit(0)
+    _judge_main(payload)
+
+
+def _zygote_main(control: socket.socket, scratch: str) -> None:
+    """Fork blank children on request; report each child's end. Holds no job, ever.
+
+    Messages on `control` (SOCK_SEQPACKET): in, {"op": "fork"}; out,
+    {"op": "blank", "pid"} with the worker's end of the child's socket, and
+    {"op": "ended", "pid", "status"} when a child ends.
     """
     stdio = _stdio_objects()
-    sys.path[:] = sys_path
+    wake_r, wake_w = os.pipe()  # SIGCHLD writes here: a child ended
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
     gc.collect()
     gc.freeze()
     while True:
         try:
-            request = _recv_request(sock)
-        except (OSError, ValueError):
+            ready, _, _ = select.select([control, wake_r], [], [])
+        except InterruptedError:
+            continue
+        if wake_r in ready:
+            try:
+                os.read(wake_r, 4096)
+            except BlockingIOError:
+                pass
+            while True:
+                try:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == 0:
+                    break
+                control.send(json.dumps({"op": "ended", "pid": pid, "status": status}).encode())
+        if control not in ready:
+            continue
+        try:
+            request = control.recv(4096)
+        except OSError:
             os._exit(0)
-        if request is None:
-            os._exit(0)
-        payload, fds = request
-        targets = [_CHANNEL_FD, 1] if role == "program" else [_CHANNEL_FD, 1, _REPORT_FD]
+        if not request:
+            os._exit(0)  # the worker is gone
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pid = os.fork()
         if pid == 0:
             try:
-                sock.close()
-                fd_map = dict(zip(targets, fds))
-                fd_map[2] = fd_map[1]
-                home = scratch if role == "program" else "/nonexistent"
-                _enter_child(fd_map, payload, scratch, stdio, home)
-            except BaseException:
+                control.close()
+                theirs.close()
+                signal.set_wakeup_fd(-1)
+                os.close(wake_r)
+                os.close(wake_w)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+                _blank_child(mine, scratch, stdio)
+            finally:
                 os._exit(70)
-            if role == "program":
-                try:
-                    _program_main(payload)
-                except BaseException:
-                    pass
-                _flush_stdio()
-                os._exit(0)
-            _judge_main(payload)
-        for fd in fds:
-            os.close(fd)
-        sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-        _, status = os.waitpid(pid, 0)
-        sock.sendall(json.dumps({"status": status}).encode() + b"\n")
+        mine.close()
+        socket.send_fds(control, [json.dumps({"op": "blank", "pid": pid}).encode()], [theirs.fileno()])
+        theirs.close()
 
 
 class _Zygote:
-    """The worker's handle on one zygote."""
+    """The worker's handle on the zygote and the blank children it keeps ready."""
 
-    def __init__(self, role: str, scratch: str, keep_fds: list[int]) -> None:
-        self.role = role
-        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        # Which modules a test may import: the standard library, not the scratch dir.
-        sys_path = [p for p in sys.path if p and p != scratch]
-        if role == "program":
-            sys_path.insert(0, scratch)  # a program may import a module it wrote
+    def __init__(self, scratch: str) -> None:
+        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.pid = os.fork()
         if self.pid == 0:
             try:
@@ -915,33 +969,66 @@ class _Zygote:
                             os.close(fd)
                         except OSError:
                             pass
-                _zygote_main(child_end, role, scratch, sys_path)
+                _zygote_main(child_end, scratch)
             finally:
                 os._exit(0)
         child_end.close()
         self.sock = parent_end
-        self._buffer = b""
+        self.blanks: list[tuple[int, socket.socket]] = []
+        self.ended: dict[int, int] = {}  # pid -> wait status
+        self.asked = 0  # blank children asked for and not yet announced
 
-    def spawn(self, payload: dict, fds: list[int]) -> int:
-        body = json.dumps(payload).encode()
-        socket.send_fds(self.sock, [struct.pack(">I", len(body))], fds)
-        self.sock.sendall(body)
-        return int(self.read_message(time.monotonic() + _ZYGOTE_TIMEOUT_S)["pid"])
+    def ask(self, count: int) -> None:
+        for _ in range(count):
+            self.sock.send(b'{"op": "fork"}')
+        self.asked += count
 
-    def read_message(self, deadline: float) -> dict:
-        while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self.sock], [], [], remaining)[0]:
-                raise RuntimeError(f"the {self.role} zygote did not answer")
-            chunk = self.sock.recv(4096)
-            if not chunk:
-                raise RuntimeError(f"the {self.role} zygote is gone")
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return json.loads(line)
+    def _receive(self, timeout: float) -> bool:
+        """Take one message if one comes within `timeout`; False if none did."""
+        if not select.select([self.sock], [], [], max(0.0, timeout))[0]:
+            return False
+        data, fds, _, _ = socket.recv_fds(self.sock, 4096, 1)
+        if not data:
+            raise RuntimeError("the zygote is gone")
+        message = json.loads(data)
+        if message.get("op") == "blank" and fds:
+            self.blanks.append((int(message["pid"]), socket.socket(fileno=fds[0])))
+            self.asked -= 1
+        elif message.get("op") == "ended":
+            self.ended[int(message["pid"])] = int(message["status"])
+        return True
 
-    def has_message(self) -> bool:
-        return b"\n" in self._buffer
+    def pump(self) -> None:
+        """Take every message already there."""
+        while self._receive(0):
+            pass
+
+    def take_blank(self) -> tuple[int, socket.socket]:
+        """A blank child that is alive and running (the last job's program may have
+        stopped or killed the ones kept ready: it can do nothing else to them)."""
+        deadline = time.monotonic() + _ZYGOTE_TIMEOUT_S
+        while True:
+            if not self.blanks and not self.asked:
+                self.ask(1)
+            while not self.blanks:
+                if not self._receive(deadline - time.monotonic()):
+                    raise RuntimeError("the zygote did not fork in time")
+            pid, sock = self.blanks.pop(0)
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
+            state = _proc_stat(pid)
+            if state is not None and state[0] not in ("Z", "X"):
+                return pid, sock
+            sock.close()
+
+    def status_of(self, pid: int, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        while pid not in self.ended:
+            if not self._receive(deadline - time.monotonic()):
+                return None
+        return self.ended.pop(pid)
 
     def alive(self) -> bool:
         try:
@@ -949,6 +1036,17 @@ class _Zygote:
         except ChildProcessError:
             return False
         return pid == 0
+
+
+def _give_job(child: tuple[int, socket.socket], payload: dict, fds: list[int]) -> int:
+    pid, sock = child
+    body = json.dumps(payload).encode()
+    try:
+        socket.send_fds(sock, [struct.pack(">I", len(body))], fds)
+        sock.sendall(body)
+    finally:
+        sock.close()
+    return pid
 
 
 def _open_fds() -> list[int]:
@@ -1036,9 +1134,11 @@ class _Worker:
             self.uid_process_base = self._count_own_processes()
         _clean_environment(self.scratch)
         os.makedirs(self.scratch, mode=0o700, exist_ok=True)
-        self.zygotes = {role: _Zygote(role, self.scratch, []) for role in ("program", "trusted", "untrusted")}
-        self.zygote_pids = {z.pid for z in self.zygotes.values()}
+        self.zygote = _Zygote(self.scratch)
+        self.zygote.ask(2)  # the first job's two processes
         self._libc = ctypes.CDLL(None, use_errno=True)
+        self._ended_job: list[int] = []  # pidfds (or pids) of the last job's P and T
+        self.dirty = ""  # why the state could not be restored after the last job
 
     @staticmethod
     def _count_own_processes() -> int:
@@ -1054,58 +1154,60 @@ class _Worker:
     # --- one job
 
     def run(self, job: dict) -> dict:
-        limits_job = {key: job[key] for key in ("timeout_s", "memory_mb", "max_file_mb")}
+        limits = {key: job[key] for key in ("timeout_s", "memory_mb", "max_file_mb")}
         # RLIMIT_NPROC counts every process of the uid on the machine: in a container
         # the pids cgroup caps processes instead; as root it is ignored anyway.
         if self.uid_process_base:
-            limits_job["nproc"] = self.uid_process_base + int(job.get("pids", 64))
+            limits["nproc"] = self.uid_process_base + int(job.get("pids", 64))
         timeout = float(job["timeout_s"])
         cap = int(job["max_output_bytes"])
-        trusted = job.get("trusted", True) is not False
         token = os.urandom(8).hex()
-        for zygote in self.zygotes.values():
-            if not zygote.alive():  # killed from outside since the last job
-                raise NotRun(f"the {zygote.role} zygote is gone")
-        for zygote in self.zygotes.values():  # a test may have stopped one
-            try:
-                os.kill(zygote.pid, signal.SIGCONT)
-            except OSError:
-                pass
+        if self.dirty:
+            raise NotRun(self.dirty)
+        if not self.zygote.alive():  # killed from outside since the last job
+            raise NotRun("the zygote is gone")
+        self.zygote.pump()
+        self.zygote.ended.clear()  # earlier jobs' processes
+        try:
+            program_child, test_child = self.zygote.take_blank(), self.zygote.take_blank()
+        except RuntimeError as exc:
+            raise NotRun(str(exc)) from None
+        self.zygote.ask(2)  # the next job's, forked while this one runs
         channel_t, channel_p = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_r, out_w = os.pipe()
         report_r, report_w = os.pipe()
         started = time.monotonic()
-        p_pid = t_pid = None
         try:
-            p_pid = self.zygotes["program"].spawn(
-                dict(limits_job, program=job["program"]), [channel_p.fileno(), out_w])
-            judge = self.zygotes["trusted" if trusted else "untrusted"]
-            t_pid = judge.spawn(
-                dict(limits_job, test=job["test"], prelude=job.get("prelude") or "",
-                     entry_point=job.get("entry_point"), token=token),
-                [channel_t.fileno(), out_w, report_w])
+            p_pid = _give_job(program_child, dict(limits, role="program", program=job["program"]),
+                              [channel_p.fileno(), out_w])
+            t_pid = _give_job(test_child, dict(limits, role="test", test=job["test"],
+                                               prelude=job.get("prelude") or "",
+                                               entry_point=job.get("entry_point"), token=token),
+                              [channel_t.fileno(), out_w, report_w])
         finally:
             channel_t.close()
             channel_p.close()
             os.close(out_w)
             os.close(report_w)
+        self._ended_job = [_pidfd(p_pid), _pidfd(t_pid)]
         try:
-            result = self._watch(p_pid, t_pid, judge, out_r, report_r, token, timeout, cap, started)
+            result = self._watch(p_pid, t_pid, out_r, report_r, token, timeout, cap, started)
         finally:
             os.close(out_r)
             os.close(report_r)
-        retire = self._clean_up()
         result["id"] = job.get("id")
-        if retire:
-            result["retire"] = retire
         return result
 
-    def _watch(self, p_pid, t_pid, judge: _Zygote, out_r, report_r, token, timeout, cap, started) -> dict:
+    def after(self) -> None:
+        """Between jobs, once the answer is sent: restore the clean state. A failure
+        retires the worker: it declines the next job, which the host runs elsewhere."""
+        self.dirty = self._clean_up()
+
+    def _watch(self, p_pid, t_pid, out_r, report_r, token, timeout, cap, started) -> dict:
         output = bytearray()
         dropped = 0
         report = bytearray()
         deadline = started + timeout
-        t_status = None
         timed_out = False
         os.set_blocking(out_r, False)
         os.set_blocking(report_r, False)
@@ -1130,35 +1232,30 @@ class _Worker:
                 elif len(report) < _REPORT_MAX:
                     report.extend(data)
 
-        while t_status is None:
-            if judge.has_message():
-                t_status = judge.read_message(time.monotonic() + 1)["status"]
-                break
+        # The test is over when its report pipe closes (the judge exited) or the zygote
+        # says the judge ended (its leftovers may hold the pipe open).
+        zygote = self.zygote
+        while report_r in open_fds and t_pid not in zygote.ended:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 timed_out = True
                 break
-            readable, _, _ = select.select(open_fds + [judge.sock], [], [], remaining)
+            readable, _, _ = select.select(open_fds + [zygote.sock], [], [], remaining)
             for fd in readable:
-                if fd is judge.sock:
-                    t_status = judge.read_message(time.monotonic() + 1)["status"]
+                if fd is zygote.sock:
+                    zygote.pump()
                 elif not drain(fd):
                     open_fds.remove(fd)
         duration = time.monotonic() - started
-        # The test is over (or out of time): stop both sides, then learn how they ended.
-        for pid in (t_pid, p_pid):
+        for pid in (t_pid, p_pid):  # stop both sides now; their leftovers go after the answer
             for kill in (os.killpg, os.kill):
                 try:
                     kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
-        if t_status is None:
-            t_status = judge.read_message(time.monotonic() + _ZYGOTE_TIMEOUT_S)["status"]
-        p_status = self.zygotes["program"].read_message(time.monotonic() + _ZYGOTE_TIMEOUT_S)["status"]
-        self._kill_leftovers()
         for fd in open_fds:
             drain(fd)
-        status, detail = self._verdict(t_status, p_status, timed_out, timeout, report, token, t_pid)
+        status, detail = self._verdict(p_pid, t_pid, timed_out, timeout, report, token)
         text = output.decode("utf-8", errors="replace")
         if dropped:
             text += f"\n[... {dropped} more bytes of output dropped]"
@@ -1179,7 +1276,7 @@ class _Worker:
             return "error", f"was killed by {name}{hint}"
         return "error", f"exited with status {os.WEXITSTATUS(code)}"
 
-    def _verdict(self, t_status, p_status, timed_out, timeout, report, token, t_pid) -> tuple[str, str]:
+    def _verdict(self, p_pid, t_pid, timed_out, timeout, report, token) -> tuple[str, str]:
         if timed_out:
             return "timeout", f"timed out after {timeout:g} s (wall clock)"
         message = None
@@ -1198,11 +1295,17 @@ class _Worker:
                 message = candidate
                 break
         if message is None:
+            t_status = self.zygote.status_of(t_pid, _ZYGOTE_TIMEOUT_S)
+            if t_status is None:
+                raise RuntimeError("the zygote did not report how the test process ended")
             status, how = self._describe_end(t_status)
             if status == "timeout":
                 return status, how
             return "error", f"the process {how} before the test finished"
         if message.get("program_ended") is True:
+            p_status = self.zygote.status_of(p_pid, _ZYGOTE_TIMEOUT_S)
+            if p_status is None:
+                raise RuntimeError("the zygote did not report how the program's process ended")
             status, how = self._describe_end(p_status)
             if status == "timeout":
                 return status, how
@@ -1214,17 +1317,37 @@ class _Worker:
     # --- between jobs
 
     def _processes(self) -> list[int]:
-        """Every process that is neither the worker nor a zygote (test leftovers)."""
-        me = os.getpid()
+        """Every live process but the worker and the zygote: the test's leftovers.
+
+        Zombies are dead already (the zygote or the worker reaps them). On a host,
+        the zygote's children count too: a test's processes are its grandchildren
+        until they are orphaned.
+        """
+        me, zygote = os.getpid(), self.zygote.pid
         if self.is_init:
             found = [int(e) for e in os.listdir("/proc") if e.isdigit()]
         else:
             found = _children_of(me)
-        return [pid for pid in found if pid != me and pid not in self.zygote_pids]
+        leftovers = []
+        for pid in found:
+            state = _proc_stat(pid)
+            if pid in (me, zygote) or state is None or state[0] in ("Z", "X"):
+                continue
+            # The zygote's own children are the blank children kept ready (the job's
+            # two processes are dead by now): no process of a test can become one.
+            if state[1] == zygote:
+                continue
+            leftovers.append(pid)
+        return leftovers
 
     def _kill_leftovers(self) -> None:
         """Kill and reap every process the test left behind (daemons, forks, setsid)."""
         deadline = time.monotonic() + _CLEANUP_TIMEOUT_S
+        for handle in self._ended_job:  # the job's two processes: wait for their end
+            if isinstance(handle, int) and handle >= 0:
+                select.select([handle], [], [], _CLEANUP_TIMEOUT_S)
+                os.close(handle)
+        self._ended_job = []
         while time.monotonic() < deadline:
             self._reap()
             leftovers = self._processes()
@@ -1247,8 +1370,8 @@ class _Worker:
                 return
             if pid == 0:
                 return
-            if pid in self.zygote_pids:
-                raise RuntimeError("a zygote died")
+            if pid == self.zygote.pid:
+                raise RuntimeError("the zygote died")
 
     def _clean_up(self) -> str:
         """Restore the state every job starts from; what could not be restored, if anything."""
@@ -1279,9 +1402,8 @@ class _Worker:
     def _state_problem(self) -> str:
         if self._processes():
             return "processes of the test outlived the clean-up"
-        for zygote in self.zygotes.values():
-            if not zygote.alive():
-                return f"the {zygote.role} zygote is gone"
+        if not self.zygote.alive():
+            return "the zygote is gone"
         if sorted(os.listdir(self.scratch_root)) != ["test"] or os.listdir(self.scratch):
             return f"{self.scratch_root} could not be emptied"
         if self.is_init:
@@ -1292,6 +1414,24 @@ class _Worker:
                 if _sysv_ids(kind):
                     return f"SysV {kind} objects could not be removed"
         return ""
+
+
+def _pidfd(pid: int) -> int:
+    """A descriptor that turns readable when `pid` ends (-1 where the kernel has none)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return -1
+
+
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state letter, parent pid) of a process; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _sysv_ids(kind: str) -> list[int]:
@@ -1379,6 +1519,7 @@ def main(argv: list[str] | None = None) -> int:
             job = json.loads(line)
             job_id = job.get("id")
             send(worker.run(job))
+            worker.after()
         except NotRun as exc:
             send({"id": job_id, "not_run": True, "retire": str(exc)})
             return 1
