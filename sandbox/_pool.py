@@ -218,7 +218,6 @@ class WorkerPool:
             "max_output_bytes": limits.max_output_bytes,
             "max_file_mb": limits.max_file_mb,
             "pids": limits.pids,
-            "trusted": request.tests_trusted,
         }
         started = time.monotonic()
         try:

@@ -111,7 +111,7 @@ def _prctl(option: int, value: int) -> None:
 
 
 class NotPlain(Exception):
-    """A value that is not plain data; the message names its type."""
+    """A value that is not plain data; the message says what it is ("a Node")."""
 
 
 class WireError(Exception):
@@ -138,7 +138,7 @@ def to_tree(value: object) -> object:
         if budget[0] < 0:
             raise NotPlain(f"more than {_ITEMS_MAX} values")
         if depth > _DEPTH_MAX:
-            raise NotPlain(f"nested deeper than {_DEPTH_MAX}")
+            raise NotPlain(f"data nested deeper than {_DEPTH_MAX} levels")
         if v is None or v is True or v is False:
             return v
         if isinstance(v, bool):  # bool cannot be subclassed; kept for clarity
@@ -166,7 +166,7 @@ def to_tree(value: object) -> object:
         module = getattr(type(v), "__module__", "") or ""
         if module.split(".")[0] == "numpy" and getattr(v, "shape", None) == () and hasattr(v, "item"):
             return walk(v.item(), depth + 1)  # a numpy scalar: its Python value
-        raise NotPlain(_type_name(v))
+        raise NotPlain(f"a {_type_name(v)}")
 
     return walk(value, 0)
 
@@ -478,7 +478,7 @@ def _serve_call(namespace: dict, message: dict) -> dict:
         value = to_tree(result)
     except NotPlain as exc:
         return {"op": "not_plain",
-                "detail": f"{name}() returned a {exc}; only plain data can be compared outside the sandbox"}
+                "detail": f"{name}() returned {exc}; only plain data can be compared outside the sandbox"}
     mutated, kw_mutated = [], []
     try:  # arguments changed in place travel back, so in-place tests still work
         for index, arg in enumerate(args):
@@ -489,7 +489,7 @@ def _serve_call(namespace: dict, message: dict) -> dict:
                 kw_mutated.append([key, to_tree(arg)])
     except NotPlain as exc:
         return {"op": "not_plain",
-                "detail": f"{name}() put a {exc} into an argument; only plain data can be compared outside the sandbox"}
+                "detail": f"{name}() put {exc} into an argument; only plain data can be compared outside the sandbox"}
     return {"op": "return", "value": value, "mutated": mutated, "kw_mutated": kw_mutated}
 
 
@@ -534,7 +534,7 @@ class _Link:
         try:
             wire_args, wire_kwargs = to_tree(args), to_tree(kwargs)
         except NotPlain as exc:
-            raise self.fail(f"an argument of {name}() is a {exc}; only plain data can be sent to the program") from None
+            raise self.fail(f"an argument of {name}() is {exc}; only plain data can be sent to the program") from None
         self.calls += 1
         try:
             send_frame(self.fd, {"op": "call", "name": name, "args": wire_args, "kwargs": wire_kwargs})
