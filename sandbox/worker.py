@@ -119,6 +119,21 @@ class WireError(Exception):
 
 
 _HEX_INT = re.compile(r"-?0x[0-9a-f]+")
+_SMALL_INT = 1 << 1000  # ints below this travel as JSON numbers, larger ones as hex
+_BARE = frozenset({str, float, bool, type(None)})  # with small ints: JSON as they are
+
+
+def _bare_items(items) -> bool:
+    """Every item an exact str, float, bool, None or small int: JSON can carry the
+    container as it is (the common case: lists of numbers or strings)."""
+    for item in items:
+        kind = type(item)
+        if kind is int:
+            if not -_SMALL_INT < item < _SMALL_INT:
+                return False
+        elif kind not in _BARE:
+            return False
+    return True
 
 
 def _type_name(value: object) -> str:
@@ -144,15 +159,23 @@ def to_tree(value: object) -> object:
         if isinstance(v, bool):  # bool cannot be subclassed; kept for clarity
             return bool.__bool__(v)
         if isinstance(v, int):
-            return ["int", hex(int.__index__(v))]
+            number = int.__index__(v)
+            return number if -_SMALL_INT < number < _SMALL_INT else ["int", hex(number)]
         if isinstance(v, float):
-            return ["float", float.hex(float.__float__(v))]
+            return float.__float__(v)  # JSON keeps every float exactly, nan and inf included
         if isinstance(v, complex):
             return ["complex", float.hex(complex.real.__get__(v)), float.hex(complex.imag.__get__(v))]
         if isinstance(v, str):
             return str.__str__(v)
         if isinstance(v, bytes):
             return ["bytes", bytes.hex(v)]
+        if isinstance(v, (list, tuple, set, frozenset)) and type(v) in (list, tuple, set, frozenset):
+            items = list(v)
+            if _bare_items(items):
+                budget[0] -= len(items)
+                if budget[0] < 0:
+                    raise NotPlain(f"more than {_ITEMS_MAX} values")
+                return [type(v).__name__, items]
         if isinstance(v, list):
             return ["list", [walk(x, depth + 1) for x in list.__iter__(v)]]
         if isinstance(v, tuple):
@@ -171,6 +194,9 @@ def to_tree(value: object) -> object:
     return walk(value, 0)
 
 
+_DECODED_SCALARS = frozenset({str, int, float, bool, type(None)})  # what json.loads makes
+
+
 def from_tree(tree: object) -> object:
     """The plain value a tree describes; WireError for anything else. Trusted side."""
     budget = [_ITEMS_MAX]
@@ -185,14 +211,20 @@ def from_tree(tree: object) -> object:
     def items(node: list, depth: int) -> list:
         if len(node) != 2 or type(node[1]) is not list:
             raise WireError(f"malformed {node[0]}")
-        return [walk(x, depth + 1) for x in node[1]]
+        values = node[1]
+        if all(type(x) in _DECODED_SCALARS for x in values):  # numbers and strings as JSON gave them
+            budget[0] -= len(values)
+            if budget[0] < 0:
+                raise WireError("too large")
+            return values
+        return [walk(x, depth + 1) for x in values]
 
     def walk(node: object, depth: int) -> object:
         budget[0] -= 1
         if budget[0] < 0 or depth > _DEPTH_MAX + 2:
             raise WireError("too large or too deep")
         kind = type(node)
-        if node is None or kind is bool or kind is str:
+        if node is None or kind is bool or kind is str or kind is int or kind is float:
             return node
         if kind is not list or not node or type(node[0]) is not str:
             raise WireError("not a tagged value")
@@ -463,6 +495,8 @@ def _serve_call(namespace: dict, message: dict) -> dict:
     function = namespace.get(name) if isinstance(name, str) else None
     if not callable(function) or type(args) is not tuple or type(kwargs) is not dict:
         return {"op": "refused", "detail": f"{name!r} is not a function of the program"}
+    before = [to_tree(a) if type(a) in (list, dict, set) else None for a in args]
+    before_kw = {k: to_tree(a) if type(a) in (list, dict, set) else None for k, a in kwargs.items()}
     try:
         result = function(*args, **kwargs)
     except (SystemExit, KeyboardInterrupt) as exc:
@@ -482,11 +516,11 @@ def _serve_call(namespace: dict, message: dict) -> dict:
     mutated, kw_mutated = [], []
     try:  # arguments changed in place travel back, so in-place tests still work
         for index, arg in enumerate(args):
-            if type(arg) in (list, dict, set):
-                mutated.append([index, to_tree(arg)])
+            if type(arg) in (list, dict, set) and (after := to_tree(arg)) != before[index]:
+                mutated.append([index, after])
         for key, arg in kwargs.items():
-            if type(arg) in (list, dict, set):
-                kw_mutated.append([key, to_tree(arg)])
+            if type(arg) in (list, dict, set) and (after := to_tree(arg)) != before_kw[key]:
+                kw_mutated.append([key, after])
     except NotPlain as exc:
         return {"op": "not_plain",
                 "detail": f"{name}() put {exc} into an argument; only plain data can be compared outside the sandbox"}
@@ -1166,6 +1200,10 @@ class _Worker:
             raise NotRun(self.dirty)
         if not self.zygote.alive():  # killed from outside since the last job
             raise NotRun("the zygote is gone")
+        try:  # a test's leftovers may have stopped it before they were killed
+            os.kill(self.zygote.pid, signal.SIGCONT)
+        except OSError:
+            pass
         self.zygote.pump()
         self.zygote.ended.clear()  # earlier jobs' processes
         try:

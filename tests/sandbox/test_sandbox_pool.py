@@ -125,7 +125,13 @@ def test_a_worker_that_stops_answering_is_replaced(backend, make_sandbox, monkey
         client.close()
         test = "pass"
     else:
-        test = "import os, signal; os.kill(os.getppid(), signal.SIGSTOP)"
+        # the program's grandparent: the worker (its parent is the zygote)
+        test = (
+            "import os, signal\n"
+            "zygote = os.getppid()\n"
+            "worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+            "os.kill(worker, signal.SIGSTOP)"
+        )
     started = time.monotonic()
     [outcome] = sandbox.run(RunRequest("", [test], timeout_s=1.0))
     assert outcome.status == "timeout", outcome
