@@ -4,27 +4,29 @@ Standard library only: it runs inside the sandbox image as PID 1 of a container,
 for the process backend, as a plain subprocess on the host. sandbox/README.md explains
 the design and its threat model; in short:
 
-    worker (W)  never runs model-written code; talks to the host; watches and cleans up
-     |- program zygote (Zp)   forks P per job; only ever holds programs
-     |- trusted-test zygote (Zh)   forks T for the task's tests (hidden tests)
-     '- untrusted-test zygote (Zu) forks T for tests the model wrote (internal tests)
+    worker (W)   talks to the host, watches each job, cleans up; runs no job's code
+     '- zygote (Z)   forked before the first job; never holds a job; forks blank
+          children on request and says when each one ends
+           |- P   a blank child given the program: runs it, then serves calls
+           '- T   a blank child given one test: runs it; the program's functions are
+                  proxies that call into P; the verdict is computed here and written
+                  on a pipe that only T holds
 
-    P  runs the program, then serves calls: plain data in, plain data out
-    T  runs the test; the program's functions are proxies that call into P; the
-       verdict is computed here and written on a pipe only T holds
-
-The zygotes are forked before the first job, so no process that runs model-written
-code (P, or T under Zu) descends from one that has held a trusted test's text.
-Only plain data crosses from P to T (None, bool, int, float, complex, str, bytes and
-list / tuple / dict / set / frozenset of them), as tagged JSON decoded by a parser
-that can build nothing else.
+No process holds another job's program or test: P and T come from a zygote that has
+held none, so a test the model wrote cannot read a hidden test out of memory it
+inherited, and the program never sees the test that judges it. Only plain data
+crosses from P to T (None, bool, int, float, complex, str, bytes and list / tuple /
+dict / set / frozenset of them), as tagged JSON decoded by a parser that can build
+nothing else.
 
 Host protocol, one JSON object per line. At start the worker writes
 ``{"ready": true, "protocol": N, "pid": ..., "python": "..."}``. Each job line
-``{"id", "program", "test", "prelude", "entry_point", "trusted", "timeout_s",
-"memory_mb", "max_output_bytes", "max_file_mb", "pids"}`` gets one answer line
-``{"id", "status", "detail", "duration_s", "output"}``, with ``"retire": true`` when
-the worker could not restore a clean state and must be replaced before the next job.
+``{"id", "program", "test", "prelude", "entry_point", "timeout_s", "memory_mb",
+"max_output_bytes", "max_file_mb", "pids"}`` gets one answer line
+``{"id", "status", "detail", "duration_s", "output"}``. The answer goes out before the
+clean-up; a worker that could not restore a clean state declines the next job with
+``{"id", "not_run": true, "retire": "<why>"}`` and exits, and the host runs that job
+on a fresh worker.
 """
 from __future__ import annotations
 
