@@ -146,7 +146,7 @@ def run_attempt(
             )
             return
 
-        internal, feedback = _evaluate_internal(ctx, draft, internal_tests)
+        internal, feedback = _evaluate_internal(ctx, task, draft, internal_tests)
         sandbox_s += internal.seconds if internal else 0.0
         hidden = _grade_hidden(ctx, task, draft)
         sandbox_s += hidden.seconds if hidden else 0.0
@@ -208,17 +208,17 @@ def run_attempt(
         previous = Previous(draft.code or draft.raw_output, feedback)
 
 
-def _evaluate_internal(ctx: LoopContext, draft: Draft, tests: list[str]) -> tuple[Evaluation | None, str]:
+def _evaluate_internal(ctx: LoopContext, task: Task, draft: Draft, tests: list[str]) -> tuple[Evaluation | None, str]:
     if draft.error:
         return None, ctx.evaluator.feedback(None, error=draft.error)
-    evaluation = ctx.evaluator.run(draft.program, tests, trusted=False)
+    evaluation = ctx.evaluator.run(draft.program, tests, task=task)
     return evaluation, ctx.evaluator.feedback(evaluation)
 
 
 def _grade_hidden(ctx: LoopContext, task: Task, draft: Draft) -> Evaluation | None:
     if draft.error:
         return None
-    return ctx.evaluator.run(draft.program, task.hidden_tests, trusted=True, timeout_s=task.timeout_s)
+    return ctx.evaluator.run(draft.program, task.hidden_tests, task=task, timeout_s=task.timeout_s)
 
 
 def _baseline(ctx: LoopContext, task: Task, attempt: int, calls: CallSettings) -> Iterator[TrialRecord]:
