@@ -11,6 +11,7 @@ import copy
 import re
 from typing import Any, Callable, Mapping
 
+from harness.parsing import parse
 from harness.tasks.base import Task, TaskError, require_hidden_tests
 
 Row = Mapping[str, Any]
@@ -21,7 +22,7 @@ def with_check_call(test: str, entry_point: str) -> str:
     """HumanEval's convention: a test that defines `check(candidate)` and never calls
     it is run as `check(<entry_point>)`."""
     try:
-        tree = ast.parse(test)
+        tree = parse(test)
     except SyntaxError:
         return test  # the sandbox reports it; a loader is no place to grade syntax
     defines_check = any(
@@ -83,7 +84,7 @@ def _called_names(tests: list[str]) -> list[str]:
     names: list[str] = []
     for test in tests:
         try:
-            tree = ast.parse(test)
+            tree = parse(test)
         except SyntaxError:
             continue
         for node in ast.walk(tree):
@@ -103,7 +104,7 @@ def _signature_prompt(code: str, tests: list[str], description: str, where: str)
     """(entry point, prompt): the tested function's `def` line and a docstring holding
     the description, nothing else."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError:
         return _signature_from_text(code, tests, description, where)
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
