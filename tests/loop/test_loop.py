@@ -75,6 +75,8 @@ def test_no_hidden_test_reaches_any_prompt(tmp_path, docker_sandbox):
     result = run(tmp_path, model, docker_sandbox, tasks=(ADD, NEG), strategy="all", trials=3)
     records = read_trials(result.run_dir / "trials.jsonl")
     assert any(r.hidden_results for r in records)  # hidden tests did run
+    assert {r.strategy for r in records} == {"reflexion", "feedback", "resample", "baseline"}
+    assert sum(r.strategy == "resample" for r in records) >= 4  # resample sampled more than once
     hidden = [line.strip() for task in (ADD, NEG) for test in task.hidden_tests for line in test.splitlines() if line.strip()]
     assert len(model.calls) >= 10
     for call in model.calls:
