@@ -15,6 +15,7 @@ from harness.models.cache import CachedModel
 from harness.models.scripted import ScriptedModel
 from harness.prompting import Prompts, PromptSetError
 from harness.results import read_errors, read_trials
+from harness.tasks.base import Task
 from sandbox import RunRequest
 
 from tests.loop.helpers import ADD, ADD_TESTS, LESSON, NEG, RIGHT_ADD, WRONG_ADD, add_model, kind, responder, resume, run
@@ -217,3 +218,40 @@ def test_run_json_records_what_a_reviewer_needs(tmp_path, docker_sandbox):
     assert header["prompts"]["digest"] == Prompts().digest() and header["prompts"]["overridden"] == []
     assert header["tasks"]["prompt_form"] == "as published"
     assert header["memory"]["shared"] is False and header["memory"]["earlier"]["lessons"] == 0
+
+
+HELPER_TASK = Task(
+    task_id="demo/palindrome",
+    prompt=(
+        "def is_palindrome(s: str) -> bool:\n    return s == s[::-1]\n\n\n"
+        'def longest_palindrome_prefix(s: str) -> str:\n    """The longest prefix of s that is a palindrome."""\n'
+    ),
+    entry_point="longest_palindrome_prefix",
+    hidden_tests=("assert longest_palindrome_prefix('abac') == 'aba'", "assert longest_palindrome_prefix('') == ''"),
+)
+# As models answer: prose, an untagged fence, only the entry point's def (using the
+# prompt's helper), then example usage that must not run in the graded program.
+HELPER_ANSWER = (
+    "Here is the implementation:\n\n```\ndef longest_palindrome_prefix(s: str) -> str:\n"
+    "    for end in range(len(s), 0, -1):\n        if is_palindrome(s[:end]):\n            return s[:end]\n"
+    "    return ''\n\nprint(longest_palindrome_prefix(input()))\n```\n\nThis checks prefixes from the longest down."
+)
+HELPER_TESTS = (
+    "```\nassert longest_palindrome_prefix('abac') == 'aba'\nassert callable(longest_palindrome_prefix)\n"
+    "assert True\n```"
+)
+
+
+def test_answers_shaped_as_models_write_them_pass_through_every_strategy(tmp_path, docker_sandbox):
+    model = ScriptedModel(responder=responder({
+        "testgen": lambda m: HELPER_TESTS, "reflection": lambda m: LESSON, "actor": lambda m: HELPER_ANSWER,
+    }))
+    result = run(tmp_path, model, docker_sandbox, tasks=(HELPER_TASK,), strategy="all", trials=2)
+    records = read_trials(result.run_dir / "trials.jsonl")
+    assert sorted(r.strategy for r in records) == ["baseline", "feedback", "reflexion", "resample"]
+    for r in records:
+        assert r.hidden_passed and r.final, (r.strategy, r.error, r.hidden_results)
+        assert "input()" not in r.code and "print(" not in r.code
+    for r in (r for r in records if r.strategy != "baseline"):
+        assert r.internal_tests == ["assert longest_palindrome_prefix('abac') == 'aba'"]
+        assert r.testgen["dropped_no_call"] == 2 and r.stop_reason == "internal_pass"
