@@ -62,7 +62,7 @@ def _every_field_changed() -> RunConfig:
         max_tokens_tests=98, max_tokens_lesson=97, test_timeout_s=2.5, cache=False,
         cache_dir=Path("c"), model_timeout_s=30.0, max_retries=1, requests_per_minute=10,
         tokens_per_minute=1000, prices={"m": {"input": 1.0, "output": 2.0}}, oracle_feedback=True,
-        report=False,
+        report=False, resample_temperature=0.3, prompts=Path("my-prompts"),
     )
     defaults = RunConfig()
     same = [f.name for f in dataclasses.fields(RunConfig) if getattr(changed, f.name) == getattr(defaults, f.name)]
@@ -73,7 +73,7 @@ def _every_field_changed() -> RunConfig:
 def test_to_dict_round_trips_through_json_as_run_json_stores_it():
     config = _every_field_changed()
     stored = json.loads(json.dumps(config.to_dict()))  # what run.json holds
-    assert stored["strategies"] == ["reflexion", "feedback", "baseline"]
+    assert stored["strategies"] == ["reflexion", "feedback", "resample", "baseline"]
     assert RunConfig.from_dict(stored, source="run.json") == config
 
 

@@ -11,16 +11,15 @@ from harness.results import read_errors, read_trials
 
 from tests.loop.helpers import ADD, ADD_TESTS, LESSON, NEG, RIGHT_ADD, WRONG_ADD, add_model, kind, responder, run
 
-pytestmark = pytest.mark.docker
 
 
 def by_key(records):
     return {(r.task_id, r.strategy, r.attempt, r.trial): r for r in records}
 
 
-def test_reflexion_fixes_the_bug_the_baseline_keeps(tmp_path, docker_sandbox):
+def test_reflexion_fixes_the_bug_the_baseline_keeps(tmp_path, loop_sandbox):
     model = add_model()
-    result = run(tmp_path, model, docker_sandbox, strategy="both", trials=3)
+    result = run(tmp_path, model, loop_sandbox, strategy="both", trials=3)
     records = read_trials(result.run_dir / "trials.jsonl")
     got = by_key(records)
     assert sorted(got) == [
@@ -62,7 +61,7 @@ def test_reflexion_fixes_the_bug_the_baseline_keeps(tmp_path, docker_sandbox):
     assert [lesson.text for lesson in store.lessons("demo/add")] == [LESSON]
 
 
-def test_no_hidden_test_reaches_any_prompt(tmp_path, docker_sandbox):
+def test_no_hidden_test_reaches_any_prompt(tmp_path, loop_sandbox):
     model = ScriptedModel(
         responder=responder(
             {
@@ -72,7 +71,7 @@ def test_no_hidden_test_reaches_any_prompt(tmp_path, docker_sandbox):
             }
         )
     )
-    result = run(tmp_path, model, docker_sandbox, tasks=(ADD, NEG), strategy="all", trials=3)
+    result = run(tmp_path, model, loop_sandbox, tasks=(ADD, NEG), strategy="all", trials=3)
     records = read_trials(result.run_dir / "trials.jsonl")
     assert any(r.hidden_results for r in records)  # hidden tests did run
     assert {r.strategy for r in records} == {"reflexion", "feedback", "resample", "baseline"}
@@ -86,9 +85,9 @@ def test_no_hidden_test_reaches_any_prompt(tmp_path, docker_sandbox):
         assert "add(2, 3)" not in call.prompt and "negate(-8)" not in call.prompt
 
 
-def test_feedback_strategy_retries_without_lessons(tmp_path, docker_sandbox):
+def test_feedback_strategy_retries_without_lessons(tmp_path, loop_sandbox):
     model = add_model()
-    result = run(tmp_path, model, docker_sandbox, strategy="feedback", trials=3)
+    result = run(tmp_path, model, loop_sandbox, strategy="feedback", trials=3)
     records = sorted(read_trials(result.run_dir / "trials.jsonl"), key=lambda r: r.trial)
     assert [r.trial for r in records] == [1, 2]
     assert all(r.lesson is None and r.memory_shown == [] for r in records)
@@ -96,10 +95,10 @@ def test_feedback_strategy_retries_without_lessons(tmp_path, docker_sandbox):
     assert records[-1].hidden_passed and records[-1].stop_reason == "internal_pass"
 
 
-def test_budget_spent_and_final_trial_is_what_counts(tmp_path, docker_sandbox):
+def test_budget_spent_and_final_trial_is_what_counts(tmp_path, loop_sandbox):
     # Always wrong: every trial fails; the attempt ends on budget.
     model = ScriptedModel(responder=responder({"testgen": lambda m: ADD_TESTS, "reflection": lambda m: LESSON, "actor": lambda m: WRONG_ADD}))
-    result = run(tmp_path, model, docker_sandbox, strategy="reflexion", trials=3)
+    result = run(tmp_path, model, loop_sandbox, strategy="reflexion", trials=3)
     records = sorted(read_trials(result.run_dir / "trials.jsonl"), key=lambda r: r.trial)
     assert [r.trial for r in records] == [1, 2, 3]
     assert [r.final for r in records] == [False, False, True]
@@ -109,14 +108,14 @@ def test_budget_spent_and_final_trial_is_what_counts(tmp_path, docker_sandbox):
     assert [len(r.memory_shown) for r in records] == [0, 1, 2]
 
 
-def test_model_error_and_unparseable_output_are_recorded_and_the_run_goes_on(tmp_path, docker_sandbox):
+def test_model_error_and_unparseable_output_are_recorded_and_the_run_goes_on(tmp_path, loop_sandbox):
     def actor(messages):
         if "negate" in messages[0].content:
             return "!error: HTTP 500 after 5 retries"
         return "I cannot do this." if len(messages) == 1 else RIGHT_ADD
 
     model = ScriptedModel(responder=responder({"testgen": lambda m: ADD_TESTS, "reflection": lambda m: LESSON, "actor": actor}))
-    result = run(tmp_path, model, docker_sandbox, tasks=(NEG, ADD), strategy="reflexion", trials=3)
+    result = run(tmp_path, model, loop_sandbox, tasks=(NEG, ADD), strategy="reflexion", trials=3)
     got = by_key(read_trials(result.run_dir / "trials.jsonl"))
     # The model error leaves the attempt incomplete: no record, a line in errors.jsonl.
     assert not any(key[0] == "demo/negate" for key in got)
@@ -131,8 +130,8 @@ def test_model_error_and_unparseable_output_are_recorded_and_the_run_goes_on(tmp
     assert good.hidden_passed and good.final
 
 
-def test_records_are_complete_json_lines_with_schema(tmp_path, docker_sandbox):
-    result = run(tmp_path, add_model(), docker_sandbox, strategy="both", trials=2)
+def test_records_are_complete_json_lines_with_schema(tmp_path, loop_sandbox):
+    result = run(tmp_path, add_model(), loop_sandbox, strategy="both", trials=2)
     lines = (result.run_dir / "trials.jsonl").read_text().splitlines()
     assert len(lines) == 3
     for line in lines:

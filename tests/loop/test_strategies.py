@@ -20,7 +20,6 @@ from sandbox import RunRequest
 
 from tests.loop.helpers import ADD, ADD_TESTS, LESSON, NEG, RIGHT_ADD, WRONG_ADD, add_model, kind, responder, resume, run
 
-pytestmark = pytest.mark.docker
 
 
 def sequence(*replies: str):
@@ -29,13 +28,13 @@ def sequence(*replies: str):
     return lambda m: next(it)
 
 
-def test_resample_draws_fresh_samples_checked_by_its_own_tests(tmp_path, docker_sandbox):
+def test_resample_draws_fresh_samples_checked_by_its_own_tests(tmp_path, loop_sandbox):
     model = ScriptedModel(responder=responder({
         "testgen": lambda m: ADD_TESTS,
         "reflection": lambda m: pytest.fail("resample writes no lesson"),
         "actor": sequence(WRONG_ADD, WRONG_ADD, RIGHT_ADD),
     }))
-    result = run(tmp_path, model, docker_sandbox, strategy="resample", trials=4)
+    result = run(tmp_path, model, loop_sandbox, strategy="resample", trials=4)
     records = sorted(read_trials(result.run_dir / "trials.jsonl"), key=lambda r: r.trial)
     assert [r.trial for r in records] == [1, 2, 3]
     assert [r.internal_passed for r in records] == [False, False, True]
@@ -69,13 +68,13 @@ def test_resample_seeds_and_temperatures():
     assert warm.resample_call(1, 2).temperature == 0.4
 
 
-def test_a_model_error_leaves_the_attempt_incomplete_and_resume_continues_it(tmp_path, docker_sandbox):
+def test_a_model_error_leaves_the_attempt_incomplete_and_resume_continues_it(tmp_path, loop_sandbox):
     broken = ScriptedModel(responder=responder({
         "testgen": lambda m: ADD_TESTS,
         "reflection": lambda m: "!error: HTTP 529 overloaded after 5 retries",
         "actor": lambda m: WRONG_ADD,
     }))
-    first = run(tmp_path, broken, docker_sandbox, strategy="reflexion", trials=3)
+    first = run(tmp_path, broken, loop_sandbox, strategy="reflexion", trials=3)
     records = read_trials(first.run_dir / "trials.jsonl")
     assert [(r.trial, r.final) for r in records] == [(1, False)]  # trial 1 kept, no final: incomplete
     (line,) = read_errors(first.run_dir / "errors.jsonl")
@@ -84,7 +83,7 @@ def test_a_model_error_leaves_the_attempt_incomplete_and_resume_continues_it(tmp
     assert first.failed == {"model_error": 1}
 
     fixed = add_model()
-    second = resume(first, fixed, docker_sandbox)
+    second = resume(first, fixed, loop_sandbox)
     records = sorted(read_trials(second.run_dir / "trials.jsonl"), key=lambda r: r.trial)
     assert [(r.trial, r.final) for r in records] == [(1, False), (2, True)]
     assert second.failed == {}
@@ -110,13 +109,13 @@ class FailingSandbox:
         pass
 
 
-def test_an_exception_in_one_unit_is_recorded_and_the_run_goes_on(tmp_path, docker_sandbox):
+def test_an_exception_in_one_unit_is_recorded_and_the_run_goes_on(tmp_path, loop_sandbox):
     model = ScriptedModel(responder=responder({
         "testgen": lambda m: ADD_TESTS if "add" in m[0].content else "```\nassert negate(1) == -1\n```",
         "reflection": lambda m: LESSON,
         "actor": lambda m: RIGHT_ADD if "add" in m[0].content else "```\ndef negate(x):\n    return -x\n```",
     }))
-    result = run(tmp_path, model, FailingSandbox(docker_sandbox, "return -x"), tasks=(NEG, ADD), strategy="both")
+    result = run(tmp_path, model, FailingSandbox(loop_sandbox, "return -x"), tasks=(NEG, ADD), strategy="both")
     records = read_trials(result.run_dir / "trials.jsonl")
     assert sorted((r.task_id, r.strategy) for r in records) == [("demo/add", "baseline"), ("demo/add", "reflexion")]
     assert result.failed == {"unit_exception": 2}
@@ -128,9 +127,9 @@ def test_an_exception_in_one_unit_is_recorded_and_the_run_goes_on(tmp_path, dock
     assert log.count("Traceback (most recent call last)") == 2 and "demo/negate" in log
 
 
-def test_lessons_record_their_origin_and_oracle_lessons_stay_out_of_normal_runs(tmp_path, docker_sandbox):
+def test_lessons_record_their_origin_and_oracle_lessons_stay_out_of_normal_runs(tmp_path, loop_sandbox):
     always_wrong = {"testgen": lambda m: ADD_TESTS, "reflection": lambda m: "ORACLE LESSON", "actor": lambda m: WRONG_ADD}
-    oracle = run(tmp_path, ScriptedModel(responder=responder(always_wrong)), docker_sandbox,
+    oracle = run(tmp_path, ScriptedModel(responder=responder(always_wrong)), loop_sandbox,
                  strategy="reflexion", trials=2, memory_namespace="shared", oracle_feedback=True)
     store = MemoryStore(tmp_path / "reflections", "shared")
     (written,) = store.lessons("demo/add")
@@ -139,7 +138,7 @@ def test_lessons_record_their_origin_and_oracle_lessons_stay_out_of_normal_runs(
     # A normal run sharing the namespace: the oracle lesson is never shown...
     store.add(Lesson("earlier-normal-run", "demo/add", "reflexion", 1, 1, "Check the sign.", model="m"))
     model = add_model()
-    normal = run(tmp_path, model, docker_sandbox, strategy="reflexion", trials=2, memory_namespace="shared")
+    normal = run(tmp_path, model, loop_sandbox, strategy="reflexion", trials=2, memory_namespace="shared")
     assert normal.header["memory"] == {
         "namespace": "shared", "shared": True, "earlier": {"lessons": 2, "runs": 2, "oracle_feedback": 1},
     }
@@ -164,7 +163,7 @@ def test_recall_keeps_oracle_lessons_for_oracle_runs_only(tmp_path):
     assert store.recall("t", **ask, window=1, oracle_feedback=True) == ["oracle"]
 
 
-def test_a_prompt_set_overrides_templates_by_name(tmp_path, docker_sandbox):
+def test_a_prompt_set_overrides_templates_by_name(tmp_path, loop_sandbox):
     folder = tmp_path / "prompts"
     folder.mkdir()
     (folder / "actor_system.j2").write_text("PAPER-STYLE system prompt. Write Python in a ```python block.")
@@ -172,7 +171,7 @@ def test_a_prompt_set_overrides_templates_by_name(tmp_path, docker_sandbox):
     assert prompts.overridden() == ["actor_system"] and prompts.digest() != Prompts().digest()
     prompts.check()
     model = ScriptedModel(responder=lambda system, messages: RIGHT_ADD if "PAPER-STYLE" in (system or "") else "no")
-    result = run(tmp_path, model, docker_sandbox, strategy="baseline", prompts=folder)
+    result = run(tmp_path, model, loop_sandbox, strategy="baseline", prompts=folder)
     assert result.header["prompts"] == {"digest": prompts.digest(), "folder": str(folder), "overridden": ["actor_system"]}
     (record,) = read_trials(result.run_dir / "trials.jsonl")
     assert record.hidden_passed
@@ -185,15 +184,15 @@ def test_a_prompt_set_overrides_templates_by_name(tmp_path, docker_sandbox):
         Prompts(folder).check()
 
 
-def test_no_call_has_a_stop_sequence(tmp_path, docker_sandbox):
+def test_no_call_has_a_stop_sequence(tmp_path, loop_sandbox):
     model = add_model()
-    run(tmp_path, model, docker_sandbox, strategy="all", trials=2)
+    run(tmp_path, model, loop_sandbox, strategy="all", trials=2)
     assert len(model.calls) >= 6 and all(c.stop is None for c in model.calls)
 
 
-def test_a_model_that_ignores_the_temperature_is_recorded_so_and_not_cached(tmp_path, docker_sandbox):
+def test_a_model_that_ignores_the_temperature_is_recorded_so_and_not_cached(tmp_path, loop_sandbox):
     ignoring = ScriptedModel(responder=responder({"actor": lambda m: RIGHT_ADD}), accepts_temperature=False)
-    result = run(tmp_path, ignoring, docker_sandbox, strategy="baseline")
+    result = run(tmp_path, ignoring, loop_sandbox, strategy="baseline")
     (record,) = read_trials(result.run_dir / "trials.jsonl")
     assert record.temperature_used is None
 
@@ -204,13 +203,13 @@ def test_a_model_that_ignores_the_temperature_is_recorded_so_and_not_cached(tmp_
             cached.complete([Message("user", "hi")], temperature=0.0)
         assert len(inner.calls) == expected_calls
     # The record says which temperature a model that honours it used.
-    honest = run(tmp_path, add_model(), docker_sandbox, strategy="baseline", temperature=0.3)
+    honest = run(tmp_path, add_model(), loop_sandbox, strategy="baseline", temperature=0.3)
     (record,) = read_trials(honest.run_dir / "trials.jsonl")
     assert record.temperature_used == 0.3
 
 
-def test_run_json_records_what_a_reviewer_needs(tmp_path, docker_sandbox):
-    result = run(tmp_path, add_model(), docker_sandbox, strategy="all", trials=2)
+def test_run_json_records_what_a_reviewer_needs(tmp_path, loop_sandbox):
+    result = run(tmp_path, add_model(), loop_sandbox, strategy="all", trials=2)
     header = json.loads((result.run_dir / "run.json").read_text())
     assert header["schema"] == 2
     assert header["config"]["strategies"] == ["reflexion", "feedback", "resample", "baseline"]
@@ -242,11 +241,11 @@ HELPER_TESTS = (
 )
 
 
-def test_answers_shaped_as_models_write_them_pass_through_every_strategy(tmp_path, docker_sandbox):
+def test_answers_shaped_as_models_write_them_pass_through_every_strategy(tmp_path, loop_sandbox):
     model = ScriptedModel(responder=responder({
         "testgen": lambda m: HELPER_TESTS, "reflection": lambda m: LESSON, "actor": lambda m: HELPER_ANSWER,
     }))
-    result = run(tmp_path, model, docker_sandbox, tasks=(HELPER_TASK,), strategy="all", trials=2)
+    result = run(tmp_path, model, loop_sandbox, tasks=(HELPER_TASK,), strategy="all", trials=2)
     records = read_trials(result.run_dir / "trials.jsonl")
     assert sorted(r.strategy for r in records) == ["baseline", "feedback", "reflexion", "resample"]
     for r in records:
