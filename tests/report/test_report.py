@@ -27,20 +27,27 @@ def test_report_writes_every_file(run_dir: Path, capsys):
     for name in ["report.html", "report.md", "summary.json", "pass1_by_trial.svg", "compute.svg", *CSVS]:
         assert (run_dir / name).stat().st_size > 0, name
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["strategies"]["reflexion"]["pass@1"] == pytest.approx(0.6)
+    assert summary["strategies"]["reflexion"]["pass@1"] == pytest.approx(0.5)
     pak = pd.read_csv(run_dir / "pass_at_k.csv").set_index(["strategy", "k"])
-    assert pak.loc[("reflexion", 1), "pass"] == pytest.approx(0.6)
-    assert pak.loc[("reflexion", 2), "tasks"] == 4
-    assert pak.loc[("baseline", 2), "pass"] == pytest.approx(0.6)
-    assert pak.loc[("reflexion", 1), "ci_low"] <= 0.6 <= pak.loc[("reflexion", 1), "ci_high"]
+    assert pak.loc[("reflexion", 1), "pass"] == pytest.approx(0.5)
+    # equal footing: every strategy on the 4 tasks all of them completed
+    assert set(pak["tasks"]) == {4}
+    assert pak.loc[("baseline", 1), "pass"] == pytest.approx(0.375)
+    assert pak.loc[("baseline", 2), "pass"] == pytest.approx(0.5)
+    assert pak.loc[("reflexion", 1), "ci_low"] <= 0.5 <= pak.loc[("reflexion", 1), "ci_high"]
     by_trial = pd.read_csv(run_dir / "pass1_by_trial.csv")
-    assert by_trial[by_trial["strategy"] == "reflexion"]["pass"].tolist() == pytest.approx([0.3, 0.5, 0.6])
+    assert by_trial[by_trial["strategy"] == "reflexion"]["pass"].tolist() == pytest.approx([0.375, 0.625, 0.5])
+    paired = pd.read_csv(run_dir / "paired.csv").set_index(["a", "b"])
+    rb = paired.loc[("reflexion", "baseline")]
+    assert (rb["diff"], rb["fixed"], rb["broken"], rb["pairs"], rb["tasks"], rb["excluded"]) == (
+        pytest.approx(0.125), 1, 0, 8, 4, 1)
     per_task = pd.read_csv(run_dir / "per_task.csv", keep_default_na=False)
     row = per_task[(per_task["task_id"] == "HumanEval/2") & (per_task["strategy"] == "reflexion")].iloc[0]
-    assert (row["attempts"], row["passed"], row["incomplete_attempts"]) == (1, 1, 1)
+    assert (row["attempts"], row["passed"], row["incomplete_attempts"], row["compared"]) == (1, 1, 1, False)
     self_test = pd.read_csv(run_dir / "self_test.csv")
     first = self_test[(self_test["strategy"] == "reflexion") & (self_test["trial"] == 1)].iloc[0]
-    assert (first["trials"], first["false_positive"]) == (8, 1)  # error trial left out; HumanEval/1 a2
+    # compared tasks only; the error trial left out; HumanEval/1 a2 is the false positive
+    assert (first["trials"], first["false_positive"]) == (7, 1)
     stops = pd.read_csv(run_dir / "stopped_on_false_positive.csv").set_index("strategy")
     assert stops.loc["reflexion", "stopped_on_false_positive"] == 1
 
@@ -52,7 +59,7 @@ def test_report_rebuilds_summary_and_keeps_run_only_fields(run_dir: Path):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["timings"] == {"load_s": 1.5}  # written by `run`; not derivable from the records
     assert summary["run_id"] == RUN_ID and summary["tasks"] == 5
-    assert summary["strategies"]["reflexion"]["pass@1"] == pytest.approx(0.6)
+    assert summary["strategies"]["reflexion"]["pass@1"] == pytest.approx(0.5)
 
 
 def test_html_is_self_contained_and_escaped(run_dir: Path):
@@ -106,7 +113,7 @@ def test_markdown_report(run_dir: Path):
     md = (run_dir / "report.md").read_text(encoding="utf-8")
     assert md.startswith(f"# Run {RUN_ID}")
     assert "| strategy | k | pass | tasks | 95% CI |" in md
-    assert "| reflexion | 1 | 0.600 | 5 |" in md
+    assert "| reflexion | 1 | 0.500 | 4 |" in md
     assert "![pass@1 by trial](pass1_by_trial.svg)" in md
     assert "Evil<&>\"task" in md  # markdown table cell; pipes would be escaped
 
@@ -150,22 +157,24 @@ def test_compare_two_runs(tmp_path: Path, capsys):
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "run-a" in page and "run-b" in page and "scripted:other" in page
     pak = pd.read_csv(out / "pass_at_k.csv").set_index(["run", "strategy", "k"])
-    assert pak.loc[("run-a", "reflexion", 1), "pass"] == pytest.approx(0.6)
+    assert pak.loc[("run-a", "reflexion", 1), "pass"] == pytest.approx(0.5)
     assert pak.loc[("run-b", "reflexion", 1), "pass"] == pytest.approx(1.0)
     by_trial = pd.read_csv(out / "pass1_by_trial.csv")
     assert set(zip(by_trial["run"], by_trial["strategy"])) == {
         (r, s) for r in ("run-a", "run-b") for s in ("reflexion", "feedback", "baseline")}
     paired = pd.read_csv(out / "paired.csv")
     cross = paired[paired["run"] == "run-a vs run-b"].set_index("a")
-    # run-a reflexion solves /0, /2, Evil; run-b solves all five (HumanEval/2 has its one
-    # complete attempt passing in both): only run-b solves /1 and /3
+    # on the 4 tasks both runs compare (HumanEval/2 is out of both): run-a reflexion
+    # passes both attempts of /0 and Evil, run-b every attempt: broken = /1 and /3 x2
     row = cross.loc["reflexion (run-a)"]
-    assert (row["only_a"], row["only_b"], row["both"], row["neither"]) == (0, 2, 3, 0)
-    assert row["p_value"] == pytest.approx(0.5)
+    assert (row["fixed"], row["broken"], row["both"], row["neither"]) == (0, 4, 4, 0)
+    assert (row["pairs"], row["tasks"], row["excluded"]) == (8, 4, 1)
+    assert row["p_value"] == pytest.approx(2 / 16)
+    assert row["diff"] == pytest.approx(-0.5)
     head = pd.read_csv(out / "headline.csv").set_index("figure")
     assert list(head.columns) == [f"{s} ({r})" for r in ("run-a", "run-b") for s in ("reflexion", "feedback", "baseline")]
     assert head.loc["pass@1", "reflexion (run-b)"] == pytest.approx(1.0)
-    assert head.loc["pass@1 at trial 1", "reflexion (run-a)"] == pytest.approx(0.3)
+    assert head.loc["pass@1 at trial 1", "reflexion (run-a)"] == pytest.approx(0.375)
     assert page.count("<svg") >= 2
     assert 'id="details"' not in page  # trial details live in each run's own report
 
