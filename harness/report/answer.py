@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import pandas as pd
+
 from harness import metrics
 from harness.report.tables import RunFrames
 from harness.summary import answer_line
@@ -38,13 +40,17 @@ def _count(n: int, word: str) -> str:
 
 
 def _no_tests(rf: RunFrames) -> int:
-    """Compared, complete attempts of test-writing strategies whose first trial
-    ran no internal test: their self-test verdict decided nothing."""
+    """Compared, complete attempts of test-writing strategies that ran no internal
+    test (stop_reason no_internal_tests, or no internal verdict on their first
+    trial): their self-test verdict decided nothing."""
     t = rf.shared_trials
     if t.empty:
         return 0
-    first = t[(t["trial"] == 1) & (t["strategy"] != metrics.BASELINE) & t["complete"] & t["error"].isna()]
-    return int(first["internal_passed"].isna().sum()) if not first.empty else 0
+    keys = ["task_id", "strategy", "attempt"]
+    ours = t[(t["strategy"] != metrics.BASELINE) & t["complete"]]
+    first = ours[(ours["trial"] == 1) & ours["error"].isna() & ours["internal_passed"].isna()]
+    stopped = ours[ours["stop_reason"] == "no_internal_tests"]
+    return len(pd.concat([first[keys], stopped[keys]]).drop_duplicates())
 
 
 def _resumed(header: dict[str, Any]) -> int:

@@ -198,6 +198,7 @@ class TrialView:
     feedback_shown: str
     memory_shown: list[str]
     lesson: str | None
+    lesson_label: str
     testgen: str
     testgen_raw: str
     spend: str
@@ -221,6 +222,14 @@ class TaskView:
     view_url: str = ""
 
 
+def _lesson_label(rec: Any) -> str:
+    """Schema 1 kept a lesson on the trial it was about; from schema 2 on it sits on
+    the trial whose start wrote it (and whose cost it is)."""
+    if int(getattr(rec, "schema", 1) or 1) >= 2:
+        return f"Lesson written at the start of this trial, about trial {rec.trial - 1}:"
+    return "Lesson written after this trial:"
+
+
 def _trial_view(rec: Any, previous_feedback: str) -> TrialView:
     results = {}
     for r in rec.internal_results:
@@ -241,7 +250,7 @@ def _trial_view(rec: Any, previous_feedback: str) -> TrialView:
              f"{cost}, {rec.wall_s:.1f} s")
     return TrialView(rec.trial, rec.final, rec.stop_reason, bool(rec.hidden_passed), hidden_summary,
                      rec.internal_passed, rec.error, rec.code, tests, previous_feedback,
-                     list(rec.memory_shown), rec.lesson, testgen, testgen_raw, spend)
+                     list(rec.memory_shown), rec.lesson, _lesson_label(rec), testgen, testgen_raw, spend)
 
 
 def task_views(rf: RunFrames, port: int = VIEW_PORT) -> list[TaskView]:
@@ -309,6 +318,12 @@ def provenance(run: Run) -> dict[str, str]:
     mem = head.get("memory") if isinstance(head.get("memory"), dict) else {}
     namespace = _first(mem, "namespace") or cfg.get("memory_namespace")
     earlier = _first(mem, "earlier_lessons", "lessons_from_earlier_runs", "preloaded_lessons", "lessons_at_start")
+    for key in ("earlier_runs", "earlier"):
+        if earlier is None and isinstance(mem.get(key), dict):  # MemoryStore.earlier_runs(): lessons, runs
+            info = mem[key]
+            earlier = info.get("lessons")
+            if earlier is not None and info.get("runs") is not None:
+                earlier = f"{earlier} (from {info['runs']} run(s))"
     if namespace:
         memory = f"namespace {namespace}"
     else:

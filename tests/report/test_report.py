@@ -350,6 +350,12 @@ def test_header_shows_memory_prompt_set_and_mbpp_form(tmp_path: Path):
     assert info["memory"] == "the run's own namespace (empty at start)"
     assert info["prompts"] == "default prompts (digest not recorded)"
     assert "MBPP form" not in info
+    # the loop's MemoryStore.earlier_runs() shape
+    head = header()
+    head["memory"] = {"namespace": "ns", "earlier_runs": {"lessons": 7, "runs": 2, "oracle_feedback": 0}}
+    page = write_report(write_run(tmp_path / "mem", head, synthetic_records())).read_text(encoding="utf-8")
+    info = dict(re.findall(r"<dt>([^<]+)</dt><dd>([^<]*)", page))
+    assert info["memory"] == "namespace ns; 7 (from 2 run(s)) lesson(s) from earlier runs"
 
 
 def test_links_to_view_pages(run_dir: Path):
