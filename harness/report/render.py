@@ -323,12 +323,14 @@ def provenance(run: Run) -> dict[str, str]:
             info = mem[key]
             earlier = info.get("lessons")
             if earlier is not None and info.get("runs") is not None:
-                earlier = f"{earlier} (from {info['runs']} run(s))"
+                earlier = f"{earlier} lesson(s) from {info['runs']} earlier run(s)"
     if namespace:
         memory = f"namespace {namespace}"
     else:
         memory = "the run's own namespace (empty at start)"
-    if earlier is not None:
+    if isinstance(earlier, str):
+        memory += f"; {earlier}"
+    elif earlier is not None:
         memory += f"; {earlier} lesson(s) from earlier runs"
     elif namespace:
         memory += "; lessons from earlier runs: not recorded"

@@ -355,7 +355,7 @@ def test_header_shows_memory_prompt_set_and_mbpp_form(tmp_path: Path):
     head["memory"] = {"namespace": "ns", "earlier_runs": {"lessons": 7, "runs": 2, "oracle_feedback": 0}}
     page = write_report(write_run(tmp_path / "mem", head, synthetic_records())).read_text(encoding="utf-8")
     info = dict(re.findall(r"<dt>([^<]+)</dt><dd>([^<]*)", page))
-    assert info["memory"] == "namespace ns; 7 (from 2 run(s)) lesson(s) from earlier runs"
+    assert info["memory"] == "namespace ns; 7 lesson(s) from 2 earlier run(s)"
 
 
 def test_links_to_view_pages(run_dir: Path):
