@@ -92,7 +92,8 @@ def caveats(rf: RunFrames, pairs: Sequence[dict[str, Any]]) -> list[Caveat]:
         per = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in sorted(kinds.items()))
         out.append(Caveat("errors", f"{_count(len(run.errors), 'harness error')} recorded in errors.jsonl ({per})."))
     if (run.run_dir / "error.log").is_file():
-        out.append(Caveat("error_log", "The run stopped on an error once: error.log holds the traceback."))
+        out.append(Caveat("error_log", "error.log holds the tracebacks of errors this run met (a stopped run, "
+                          "or units that failed with an exception)."))
     resumed = _resumed(run.header)
     if resumed:
         out.append(Caveat("resumed", f"Resumed {'once' if resumed == 1 else f'{resumed} times'}: elapsed timings "

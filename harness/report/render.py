@@ -324,7 +324,9 @@ def provenance(run: Run) -> dict[str, str]:
             earlier = info.get("lessons")
             if earlier is not None and info.get("runs") is not None:
                 earlier = f"{earlier} lesson(s) from {info['runs']} earlier run(s)"
-    if namespace:
+    if namespace and mem.get("shared") is False:
+        memory = f"namespace {namespace} (the run's own, empty at start)"
+    elif namespace:
         memory = f"namespace {namespace}"
     else:
         memory = "the run's own namespace (empty at start)"
@@ -332,12 +334,15 @@ def provenance(run: Run) -> dict[str, str]:
         memory += f"; {earlier}"
     elif earlier is not None:
         memory += f"; {earlier} lesson(s) from earlier runs"
-    elif namespace:
+    elif namespace and mem.get("shared") is not False:
         memory += "; lessons from earlier runs: not recorded"
     prompts_raw = head.get("prompts") if head.get("prompts") is not None else cfg.get("prompts")
     if isinstance(prompts_raw, dict):
         digest = _first(prompts_raw, "digest", "sha256")
-        where = _first(prompts_raw, "dir", "path", "source")
+        where = _first(prompts_raw, "folder", "dir", "path", "source")
+        overridden = prompts_raw.get("overridden")
+        if where and isinstance(overridden, list):
+            where = f"{where} (overrides {', '.join(map(str, overridden)) or 'no template'})"
         prompts = f"{where or 'default prompts'}, digest {str(digest)[:23] if digest else 'not recorded'}"
     elif prompts_raw:
         prompts = str(prompts_raw)
@@ -346,7 +351,8 @@ def provenance(run: Run) -> dict[str, str]:
     out = {"memory": memory, "prompts": prompts, "mbpp": ""}
     tasks = head.get("tasks") or {}
     spec = str(tasks.get("spec") or cfg.get("tasks") or "")
-    if "mbpp" in spec.lower() or "mbpp" in str(tasks.get("name") or "").lower():
+    if ("mbpp" in spec.lower() or "mbpp" in str(tasks.get("name") or "").lower()
+            or tasks.get("prompt_form") not in (None, "as published")):
         form = _first(tasks, "mbpp_form", "form", "prompt_form") or _first(cfg, "mbpp_form")
         if form is None and cfg.get("mbpp_with_example") is not None:
             form = "with-example" if cfg.get("mbpp_with_example") else "plain"

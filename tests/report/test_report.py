@@ -344,18 +344,28 @@ def test_header_shows_memory_prompt_set_and_mbpp_form(tmp_path: Path):
     info = dict(re.findall(r"<dt>([^<]+)</dt><dd>([^<]*)", page))
     assert info["memory"] == "namespace shared-ns; 7 lesson(s) from earlier runs"
     assert info["prompts"] == "my-prompts, digest sha256:0123456789abcdef"
-    assert info["MBPP form"] == "with the example assert in the prompt (as the original benchmark)"
+    assert info["prompt form"] == "with the example assert in the prompt (as the original benchmark)"
     plain = write_report(write_run(tmp_path / "plain", header(), synthetic_records())).read_text(encoding="utf-8")
     info = {k: html.unescape(v) for k, v in re.findall(r"<dt>([^<]+)</dt><dd>([^<]*)", plain)}
     assert info["memory"] == "the run's own namespace (empty at start)"
     assert info["prompts"] == "default prompts (digest not recorded)"
-    assert "MBPP form" not in info
+    assert "prompt form" not in info
     # the loop's MemoryStore.earlier_runs() shape
     head = header()
     head["memory"] = {"namespace": "ns", "earlier_runs": {"lessons": 7, "runs": 2, "oracle_feedback": 0}}
     page = write_report(write_run(tmp_path / "mem", head, synthetic_records())).read_text(encoding="utf-8")
     info = dict(re.findall(r"<dt>([^<]+)</dt><dd>([^<]*)", page))
     assert info["memory"] == "namespace ns; 7 lesson(s) from 2 earlier run(s)"
+    # what the runner records (harness/runner.py make_header)
+    head = header()
+    head["memory"] = {"namespace": RUN_ID, "shared": False, "earlier": {"lessons": 0, "runs": 0, "oracle_feedback": 0}}
+    head["prompts"] = {"digest": "sha256:" + "ab" * 32, "folder": "paper-style", "overridden": ["actor_task", "reflection"]}
+    head["tasks"].update(spec="mbpp", prompt_form="signature, description and the first test_list assert as an example")
+    page = write_report(write_run(tmp_path / "runner", head, synthetic_records())).read_text(encoding="utf-8")
+    info = {k: html.unescape(v) for k, v in re.findall(r"<dt>([^<]+)</dt><dd>([^<]*)", page)}
+    assert info["memory"] == f"namespace {RUN_ID} (the run's own, empty at start); 0 lesson(s) from 0 earlier run(s)"
+    assert info["prompts"] == "paper-style (overrides actor_task, reflection), digest sha256:abababababababab"
+    assert info["prompt form"] == "signature, description and the first test_list assert as an example"
 
 
 def test_links_to_view_pages(run_dir: Path):
