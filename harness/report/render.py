@@ -73,6 +73,8 @@ def _fmt(value: Any, column: str) -> str:
             return f"{value:.4g}"
         if column == "cost_usd":
             return f"{value:.4f}"
+        if column == "minutes":
+            return f"{value:,.2f}"
         if column in ("calls", "tokens", "wall_s", "mean_calls", "mean_trials") or "per_sample" in column:
             return f"{value:,.1f}"
         return f"{value:.3f}"
@@ -143,6 +145,15 @@ def _per_task_view(per_task: pd.DataFrame, single: bool, run: Run | None = None,
     return View("per_task", "Per task", note, columns, rows, "per_task.csv")
 
 
+# How the side-by-side table names summary.json's fields (its CSV keeps the keys).
+HEADLINE_LABELS = {
+    "model_calls": "model calls", "input_tokens": "input tokens", "output_tokens": "output tokens",
+    "cost_usd": "cost (USD)", "errors": "trials with unusable output", "wall_s": "time spent, summed (min)",
+    "attempts": "complete attempts", "incomplete_attempts": "incomplete attempts (not scored)",
+    "tasks_scored": "tasks compared", "tasks_completed": "tasks it completed",
+}
+
+
 def headline(runs: Sequence[Run]) -> tuple[View, pd.DataFrame]:
     """The summary.json figures side by side: one row per figure, one column per
     run x strategy (the first thing a reader compares)."""
@@ -164,7 +175,8 @@ def headline(runs: Sequence[Run]) -> tuple[View, pd.DataFrame]:
                 values[f"pass@1 at trial {t}"] = value
             for key in ("model_calls", "input_tokens", "output_tokens", "cost_usd", "errors", "wall_s",
                         "attempts", "incomplete_attempts", "tasks_scored", "tasks_completed"):
-                entry[key] = _fmt(s.get(key), key)
+                shown_value = s.get(key) / 60 if key == "wall_s" and s.get(key) is not None else s.get(key)
+                entry[HEADLINE_LABELS[key]] = _fmt(shown_value, "minutes" if key == "wall_s" else key)
                 values[key] = s.get(key)
             shown[col], raw[col] = entry, values
     df = pd.DataFrame(shown).fillna("")

@@ -120,6 +120,9 @@ def test_markdown_report(run_dir: Path):
     assert md.startswith(f"# Run {RUN_ID}")
     assert "| strategy | k | pass | tasks | 95% CI |" in md
     assert "| reflexion | 1 | 0.500 | 4 |" in md
+    # the side-by-side table speaks words; reflexion spent 17 trials x 0.5 s = 0.14 min
+    assert "| model calls | 32 |" in md and "| time spent, summed (min) | 0.14 |" in md
+    assert f"[view](http://127.0.0.1:8765/runs/{RUN_ID}/tasks/HumanEval/1)" in md
     assert "![pass@1 by trial](pass1_by_trial.svg)" in md
     assert "Evil<&>\"task" in md  # markdown table cell; pipes would be escaped
 
