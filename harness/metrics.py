@@ -10,6 +10,10 @@ Rules every function here follows:
   counts as a failure.
 * Rates are averaged per task over its attempts first, then over tasks, so every
   task weighs the same whatever its number of complete attempts.
+* Figures that compare strategies (headline pass@k, pass@1 by trial, paired
+  statistics, compute curves) are computed on the tasks every compared strategy
+  completed (`equal_footing`); callers filter the frames to those tasks and show
+  how many were left out.
 """
 from __future__ import annotations
 
@@ -326,7 +330,9 @@ def mcnemar_exact(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
-    return min(1.0, 2.0 * tail / 2**n)
+    # int / int is correctly rounded however large both are (2.0 * tail would
+    # overflow a float past about 1,000 discordant pairs)
+    return min(1.0, (2 * tail) / (1 << n))
 
 
 def paired_bootstrap_ci(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *,

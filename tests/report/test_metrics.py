@@ -67,6 +67,16 @@ def test_mcnemar_exact_known_values(b, c, p):
     assert metrics.mcnemar_exact(b, c) == pytest.approx(p, rel=1e-12)
 
 
+@pytest.mark.parametrize("b,c", [(600, 700), (5000, 5100), (0, 2000)])
+def test_mcnemar_exact_with_many_discordant_pairs(b, c):
+    n = b + c
+    logs = [math.lgamma(n + 1) - math.lgamma(x + 1) - math.lgamma(n - x + 1) - n * math.log(2)
+            for x in range(min(b, c) + 1)]
+    top = max(logs)
+    expected = min(1.0, 2 * math.exp(top) * sum(math.exp(v - top) for v in logs))
+    assert metrics.mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
 def test_mcnemar_exact_equals_brute_force_two_sided_binomial():
     for n in range(1, 25):
         for b in range(n + 1):
