@@ -400,7 +400,8 @@ def _run_info(run: Run, port: int = VIEW_PORT) -> dict[str, Any]:
 def _views(tables: Tables, single: bool, run: Run, port: int) -> dict[str, View]:
     v = {
         "pass_at_k": _view("pass_at_k", "pass@k", "Unbiased estimator (Chen et al. 2021) over each task's complete "
-                           "attempts, final trials only; mean over tasks with a 95% bootstrap CI "
+                           "attempts, final trials only; mean over the tasks every strategy completed (tasks; "
+                           "excluded: the run's other tasks, in no figure) with a 95% bootstrap CI "
                            "(2000 resamples of tasks, seeded).", tables.pass_at_k, single, "pass_at_k.csv", ci=True),
         "pass1_by_trial": _view("pass1_by_trial", "pass@1 by trial, table", "Share of attempts whose implementation at trial "
                                 "min(t, last trial) passes the hidden tests (per task over attempts, then over tasks).",

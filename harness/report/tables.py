@@ -162,8 +162,8 @@ def build_tables(runs: Sequence[Run]) -> tuple[Tables, list[RunFrames]]:
     paired_rows += cross_run_paired(rfs)
     paired = pd.DataFrame(paired_rows, columns=PAIRED_COLUMNS)
     tables = Tables(
-        pass_at_k=_concat([_with_run(metrics.pass_at_k_table(rf.shared_attempts, rf.strategies, rf.ks), rf.run.label)
-                           for rf in rfs]),
+        pass_at_k=_concat([_with_run(metrics.pass_at_k_table(rf.shared_attempts, rf.strategies, rf.ks)
+                                     .assign(excluded=len(rf.footing.excluded)), rf.run.label) for rf in rfs]),
         pass1_by_trial=_concat([_with_run(metrics.pass1_by_trial_table(rf.shared_trials, rf.strategies, rf.budget),
                                           rf.run.label) for rf in rfs]),
         compute_curve=_concat([_with_run(metrics.compute_curve(rf.shared_trials, rf.shared_attempts, s, rf.budget),

@@ -32,8 +32,8 @@ def test_report_writes_every_file(run_dir: Path, capsys):
     assert summary["strategies"]["reflexion"]["pass@1"] == pytest.approx(0.5)
     pak = pd.read_csv(run_dir / "pass_at_k.csv").set_index(["strategy", "k"])
     assert pak.loc[("reflexion", 1), "pass"] == pytest.approx(0.5)
-    # equal footing: every strategy on the 4 tasks all of them completed
-    assert set(pak["tasks"]) == {4}
+    # equal footing: every strategy on the 4 tasks all of them completed, 1 left out
+    assert set(pak["tasks"]) == {4} and set(pak["excluded"]) == {1}
     assert pak.loc[("baseline", 1), "pass"] == pytest.approx(0.375)
     assert pak.loc[("baseline", 2), "pass"] == pytest.approx(0.5)
     assert pak.loc[("reflexion", 1), "ci_low"] <= 0.5 <= pak.loc[("reflexion", 1), "ci_high"]
@@ -118,8 +118,8 @@ def test_markdown_report(run_dir: Path):
     write_report(run_dir)
     md = (run_dir / "report.md").read_text(encoding="utf-8")
     assert md.startswith(f"# Run {RUN_ID}")
-    assert "| strategy | k | pass | tasks | 95% CI |" in md
-    assert "| reflexion | 1 | 0.500 | 4 |" in md
+    assert "| strategy | k | pass | tasks | excluded | 95% CI |" in md
+    assert "| reflexion | 1 | 0.500 | 4 | 1 |" in md
     # the side-by-side table speaks words; reflexion spent 17 trials x 0.5 s = 0.14 min
     assert "| model calls | 32 |" in md and "| time spent, summed (min) | 0.14 |" in md
     assert f"[view](http://127.0.0.1:8765/runs/{RUN_ID}/tasks/HumanEval/1)" in md
