@@ -24,7 +24,7 @@ from harness import __version__
 from harness.report import plots
 from harness.report.answer import across_runs, answer
 from harness.report.runs import Run, load_run, load_runs
-from harness.report.tables import RunFrames, Tables, build_tables, cross_run_paired, run_pairs
+from harness.report.tables import RunFrames, Tables, build_tables
 from harness.results import write_json
 from harness.summary import build_summary
 
@@ -440,12 +440,19 @@ def _views(tables: Tables, single: bool, run: Run, port: int) -> dict[str, View]
     return v
 
 
+def _rows(paired: pd.DataFrame, label: str) -> list[dict[str, Any]]:
+    """paired.csv's rows for one run label, NaN read back as None."""
+    rows = paired[paired["run"] == label].to_dict("records")
+    return [{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()} for r in rows]
+
+
 def _answers(rfs: Sequence[RunFrames], tables: Tables) -> list[Any]:
     out = []
     if len(rfs) > 1:
-        out.append(across_runs(rfs, cross_run_paired(rfs)))
+        first = rfs[0].run.label
+        out.append(across_runs(rfs, [r for rf in rfs[1:] for r in _rows(tables.paired, f"{first} vs {rf.run.label}")]))
     for rf in rfs:
-        out.append(answer(rf, [row for _, row in run_pairs(rf)]))
+        out.append(answer(rf, _rows(tables.paired, rf.run.label)))
     return out
 
 

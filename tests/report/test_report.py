@@ -186,6 +186,11 @@ def test_compare_two_runs(tmp_path: Path, capsys):
     assert head.loc["pass@1 at trial 1", "reflexion (run-a)"] == pytest.approx(0.375)
     assert page.count("<svg") >= 2
     assert 'id="details"' not in page  # trial details live in each run's own report
+    across = page[page.index('data-run="across runs"'):]
+    top = html.unescape(re.search(r'<p class="topline">([^<]*)</p>', across).group(1))
+    assert top.startswith("reflexion (run-a) \u2212 reflexion (run-b): \u221250.0 points [95% CI ")
+    assert "fixed 0, broken 4 of 8 attempt pairs on 4 tasks" in top
+    assert "data-caveat" not in across[:across.index("</div>")]  # same tasks, different runs: nothing to warn
 
 
 def test_compare_labels_repeated_run_ids(tmp_path: Path):
@@ -379,3 +384,19 @@ def test_links_to_view_pages(run_dir: Path):
     assert f'href="{base}/tasks/HumanEval/1"' in page
     assert f'href="{base}/tasks/HumanEval/1#reflexion-2"' in page
     assert f'href="{base}/tasks/Evil%3C%26%3E%22task"' in page  # percent-encoded, never raw markup
+
+
+def test_compare_warns_about_the_same_run_twice_and_different_task_sets(tmp_path: Path):
+    a = write_run(tmp_path / "a", header("run-a"), synthetic_records("run-a"))
+    page = write_compare([a, a], tmp_path / "same").read_text(encoding="utf-8")
+    caveats = dict(re.findall(r'<li class="caveat severe" data-caveat="([a-z_]+)">([^<]*)</li>', page))
+    assert caveats["same_run"].startswith("run-a and run-a#2 are the same run folder")
+    head_b = header("run-b")
+    head_b["tasks"].update(task_ids=["HumanEval/0", "HumanEval/1", "Other/9"], count=3)
+    b = write_run(tmp_path / "b", head_b, [r for r in synthetic_records("run-b")
+                                           if r.task_id in ("HumanEval/0", "HumanEval/1")])
+    page = write_compare([a, b], tmp_path / "diff").read_text(encoding="utf-8")
+    caveats = dict(re.findall(r'data-caveat="([a-z_]+)">([^<]*)</li>', page))
+    assert caveats["task_sets"].startswith("run-a and run-b ran different task sets (5 and 3 tasks, 2 in common)")
+    cross = pd.read_csv(tmp_path / "diff" / "paired.csv").set_index("a").loc["reflexion (run-a)"]
+    assert (cross["tasks"], cross["excluded"]) == (2, 4)
