@@ -1,5 +1,8 @@
 """The view's web app: Starlette routes over a Catalog of run folders.
 
+Endpoints are plain functions: Starlette runs them in its thread pool, so reading a
+large trials.jsonl for one page never stalls the others.
+
 URL scheme (kept stable; the static report links here): see README.md beside this
 module. Pages are rendered on the server with jinja2 (autoescaped: model-written text
 is always shown as text); the one script, static/view.js, sorts and filters tables and
@@ -134,7 +137,7 @@ class ViewApp:
 
     # ------------------------------------------------------------------ pages
 
-    async def runs_page(self, request: Request) -> HTMLResponse:
+    def runs_page(self, request: Request) -> HTMLResponse:
         cards = []
         for entry in self.catalog.runs():
             try:
@@ -143,7 +146,7 @@ class ViewApp:
                 cards.append({"entry": entry, "broken": f"{type(exc).__name__}: {exc}"})
         return self.render("runs.html.j2", title="Runs", cards=cards, live_run="*")
 
-    async def run_page(self, request: Request) -> HTMLResponse:
+    def run_page(self, request: Request) -> HTMLResponse:
         entry = self._entry(request)
         if entry is None:
             return self._missing_run(request)
@@ -163,7 +166,7 @@ class ViewApp:
             live_run=entry.run_id if status.state == "running" else None,
         )
 
-    async def tasks_page(self, request: Request) -> HTMLResponse:
+    def tasks_page(self, request: Request) -> HTMLResponse:
         entry = self._entry(request)
         if entry is None:
             return self._missing_run(request)
@@ -186,7 +189,7 @@ class ViewApp:
             live_run=entry.run_id if card["status"].state == "running" else None,
         )
 
-    async def task_page(self, request: Request) -> HTMLResponse:
+    def task_page(self, request: Request) -> HTMLResponse:
         entry = self._entry(request)
         if entry is None:
             return self._missing_run(request)
@@ -205,7 +208,7 @@ class ViewApp:
             live_run=entry.run_id if card["status"].state == "running" else None,
         )
 
-    async def prompt_fragment(self, request: Request) -> HTMLResponse:
+    def prompt_fragment(self, request: Request) -> HTMLResponse:
         """The prompts of one trial, rebuilt from the task and the record (opened on demand)."""
         entry = self._entry(request)
         if entry is None:
@@ -224,7 +227,7 @@ class ViewApp:
         messages = tasksource.prompts_for(task, chosen, trial) if task is not None else None
         return self.render("prompt.html.j2", messages=messages, note=note)
 
-    async def compare_page(self, request: Request) -> HTMLResponse:
+    def compare_page(self, request: Request) -> HTMLResponse:
         ids = request.query_params.getlist("run")
         result = compare_mod.compare(self.catalog, ids)
         return self.render("compare.html.j2", title="Compare runs", result=result,
@@ -233,18 +236,21 @@ class ViewApp:
     # ------------------------------------------------------------------ live
 
     def _state(self, entry: RunEntry) -> dict[str, Any]:
-        entry.refresh()
+        """Cheap: never waits for an index being built (the lock is not taken)."""
         status = entry.status()
+        if entry.ready:
+            entry.refresh()
         return {"run": entry.run_id, "trials": len(entry.index.rows), "size": entry.index.size,
-                "version": entry.index.version, "status": status.label, "state": status.state}
+                "version": entry.index.version, "status": status.label, "state": status.state,
+                "indexed": entry.ready}
 
-    async def api_state(self, request: Request) -> JSONResponse:
+    def api_state(self, request: Request) -> JSONResponse:
         entry = self._entry(request)
         if entry is None:
             return JSONResponse({"error": "no such run"}, status_code=404)
         return JSONResponse(self._state(entry))
 
-    async def api_runs(self, request: Request) -> JSONResponse:
+    def api_runs(self, request: Request) -> JSONResponse:
         return JSONResponse({"runs": [self._state(e) for e in self.catalog.runs()]})
 
 

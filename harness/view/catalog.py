@@ -143,6 +143,12 @@ class RunEntry:
                 self._numbers_version = version
             return self._numbers
 
+    @property
+    def ready(self) -> bool:
+        """Indexed to the end of trials.jsonl and its numbers computed."""
+        return self._numbers is not None and self._numbers_version == self.index.version \
+            and self.index.read_to >= self.index.size - 0
+
     def status(self, now: float | None = None) -> Status:
         now = time.time() if now is None else now
         trials_m = _mtime(self.path / "trials.jsonl")
