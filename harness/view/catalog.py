@@ -145,9 +145,8 @@ class RunEntry:
 
     @property
     def ready(self) -> bool:
-        """Indexed to the end of trials.jsonl and its numbers computed."""
-        return self._numbers is not None and self._numbers_version == self.index.version \
-            and self.index.read_to >= self.index.size - 0
+        """Indexed, and its numbers computed for what was indexed (a torn last line waits)."""
+        return self._numbers is not None and self._numbers_version == self.index.version
 
     def status(self, now: float | None = None) -> Status:
         now = time.time() if now is None else now
