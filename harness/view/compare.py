@@ -73,8 +73,12 @@ def compare(catalog: Catalog, run_ids: list[str]) -> Comparison:
                 continue
             n = int(t.at[tid, f"{strategy}:attempts"])
             cells.append({"passed": int(t.at[tid, f"{strategy}:passed"]), "attempts": n})
-        verdicts = {(c["passed"] * 2 > c["attempts"]) for c in cells if c and c["attempts"]}
-        out.rows.append({"task_id": tid, "cells": cells, "differs": len(verdicts) > 1})
+        by_strategy: dict[str, set[bool]] = {}
+        for (lab, strategy), c in zip(out.columns, cells):
+            if c and c["attempts"]:
+                by_strategy.setdefault(strategy, set()).add(c["passed"] * 2 > c["attempts"])
+        differs = any(len(v) > 1 for v in by_strategy.values())
+        out.rows.append({"task_id": tid, "cells": cells, "differs": differs})
     both = pd.concat(attempts, ignore_index=True) if attempts else pd.DataFrame()
     first = out.entries[0]
     boot = stats.Bootstrap()

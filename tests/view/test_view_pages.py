@@ -137,6 +137,8 @@ def test_compare_warns_and_pairs(tmp_path: Path, serve):
     top = _text(re.search(r'<p class="topline small">(.*?)</p>', html, re.S).group(1))
     # reflexion in run-b passes 4/4 against run-a's 2/4: +50 points, 2 fixed
     assert top.startswith("reflexion@better − reflexion@run-a: +50.0 points") and "fixed 2, broken 0 of 4" in top
+    differs = re.findall(r'<tr class="differs"><td class="txt">([^<]+)</td>', html)
+    assert differs == ["T/brk", "T/none"]  # reflexion's verdict changed between the runs
 
     _, html = get(server.url + "compare?run=run-a&run=run-a")
     assert "given more than once" in html
