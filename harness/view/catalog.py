@@ -139,7 +139,9 @@ class RunEntry:
         with self._lock:
             version = self.index.version
             if self._numbers is None or self._numbers_version != version:
-                self._numbers = stats.compute(self.index.frame(), self.config)
+                ids = (self.header.get("tasks") or {}).get("task_ids") if isinstance(self.header.get("tasks"), dict) else None
+                self._numbers = stats.compute(self.index.frame(), self.config,
+                                              [str(t) for t in ids] if isinstance(ids, list) else [])
                 self._numbers_version = version
             return self._numbers
 

@@ -58,9 +58,10 @@ class PairLine:
 
     def sentence(self) -> str:
         ratio = f"; {self.calls_ratio:.1f}× the calls" if self.calls_ratio and math.isfinite(self.calls_ratio) else ""
+        of = f"{self.tasks} tasks" if self.pairs == self.tasks else f"{self.pairs} attempt pairs on {self.tasks} tasks"
         return (f"{self.a} − {self.b}: {_points(self.diff)} points "
                 f"[95% CI {_points(self.ci_low)}, {_points(self.ci_high)}], McNemar p = {_p(self.p_value)}; "
-                f"fixed {self.fixed}, broken {self.broken} of {self.tasks} tasks{ratio}")
+                f"fixed {self.fixed}, broken {self.broken} of {of}{ratio}")
 
 
 @dataclass(frozen=True)
@@ -163,28 +164,53 @@ def per_task_pass1(attempts: pd.DataFrame, strategy: str) -> pd.Series:
     return sub.groupby("task_id")["passed"].mean().astype(float).sort_index()
 
 
-def paired(attempts: pd.DataFrame, a: str, b: str, boot: Bootstrap | None = None) -> PairLine:
-    """Paired statistics of a against b with the contract's definitions (harness.metrics.Paired):
-    diff = pass@1 a - b over tasks both completed, with a paired bootstrap 95% CI over
-    those tasks; McNemar's exact p over attempt pairs (task, attempt) complete under
-    both; fixed / broken = shared tasks solved (pass@1 > 0.5) by one and not the other."""
+def paired(attempts: pd.DataFrame, a: str, b: str, boot: Bootstrap | None = None,
+           tasks: Sequence[str] | None = None, all_tasks: Sequence[str] | None = None) -> PairLine:
+    """a against b, with the definitions of harness.metrics.paired_comparison (contract 4):
+
+    diff = pass@1 of a minus b over `tasks` (default: tasks both completed), each
+    task's pass@1 taken over its complete attempts; its paired bootstrap 95% CI
+    resamples those tasks; fixed / broken = attempt pairs (attempt i of a and of b on
+    the same task) that a passed and b failed / the reverse; McNemar's exact p on
+    them; excluded = the run's other tasks. Computed here, vectorised, with a p-value
+    that holds for any count (see `mcnemar`).
+    """
     boot = boot or Bootstrap()
-    pa, pb = per_task_pass1(attempts, a), per_task_pass1(attempts, b)
-    shared = pa.index.intersection(pb.index)
-    excluded = len(pa.index.union(pb.index)) - len(shared)
-    diffs = (pa.loc[shared] - pb.loc[shared]).to_numpy()
-    diff = float(diffs.mean()) if diffs.size else math.nan
-    lo, hi = boot.ci(diffs)
-    sa = attempts[attempts["strategy"] == a].set_index(["task_id", "attempt"])["passed"]
-    sb = attempts[attempts["strategy"] == b].set_index(["task_id", "attempt"])["passed"]
-    both = pd.concat([sa.rename("a"), sb.rename("b")], axis=1, join="inner")
-    both = both[both.index.get_level_values(0).isin(shared)]
-    xa, xb = both["a"].astype(bool), both["b"].astype(bool)
-    only_a, only_b = int((xa & ~xb).sum()), int((~xa & xb).sum())
-    solved_a, solved_b = pa.loc[shared] > 0.5, pb.loc[shared] > 0.5
-    return PairLine(a, b, diff, lo, hi, mcnemar(only_a, only_b),
-                    int((solved_a & ~solved_b).sum()), int((~solved_a & solved_b).sum()),
-                    len(shared), excluded, len(both), _calls_ratio(attempts, a, b))
+    sub = attempts[attempts["strategy"].isin([a, b])]
+    if tasks is None:
+        shared = set(sub.loc[sub["strategy"] == a, "task_id"]) & set(sub.loc[sub["strategy"] == b, "task_id"])
+    else:
+        shared = set(tasks)
+    universe = (set(all_tasks) if all_tasks is not None else set(sub["task_id"])) | shared
+    sub = sub[sub["task_id"].isin(shared)]
+    pa = sub[sub["strategy"] == a].set_index(["task_id", "attempt"])["passed"].astype(bool)
+    pb = sub[sub["strategy"] == b].set_index(["task_id", "attempt"])["passed"].astype(bool)
+    rate_a = pa.groupby(level="task_id").mean()
+    rate_b = pb.groupby(level="task_id").mean()
+    common = sorted(set(rate_a.index) & set(rate_b.index))
+    if common:
+        diffs = rate_a.loc[common].to_numpy(float) - rate_b.loc[common].to_numpy(float)
+        diff = float(diffs.mean())
+        lo, hi = boot.ci(diffs)
+    else:
+        diff, lo, hi = math.nan, math.nan, math.nan
+    joined = pd.concat([pa.rename("a"), pb.rename("b")], axis=1, join="inner")
+    xa, xb = joined["a"], joined["b"]
+    fixed, broken = int((xa & ~xb).sum()), int((~xa & xb).sum())
+    return PairLine(a, b, diff, lo, hi, mcnemar(fixed, broken), fixed, broken, len(common),
+                    len(universe - set(common)), len(joined), _calls_ratio(attempts, a, b))
+
+
+def footing(attempts: pd.DataFrame, strategies: Sequence[str], samples: int,
+            all_tasks: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(shared, excluded): the tasks every strategy completed (all `samples` attempts
+    final), as harness.metrics.equal_footing; the run's other tasks are excluded."""
+    universe = set(all_tasks) | set(attempts["task_id"])
+    shared = set(universe) if strategies else set()
+    for s in strategies:
+        counts = attempts[attempts["strategy"] == s].groupby("task_id").size()
+        shared &= set(counts[counts >= max(1, samples)].index)
+    return sorted(shared), sorted(universe - shared)
 
 
 def mcnemar(b: int, c: int) -> float:
@@ -203,11 +229,12 @@ def mcnemar(b: int, c: int) -> float:
 
 
 def _calls_ratio(attempts: pd.DataFrame, a: str, b: str) -> float | None:
-    ca = attempts.loc[attempts["strategy"] == a, "calls"]
-    cb = attempts.loc[attempts["strategy"] == b, "calls"]
-    if ca.empty or cb.empty or float(cb.mean()) == 0:
-        return None
-    return float(ca.mean()) / float(cb.mean())
+    """Mean calls per attempt of a over b, per task first, then over tasks."""
+    def mean(s: str) -> float:
+        sub = attempts[attempts["strategy"] == s]
+        return float(sub.groupby("task_id")["calls"].mean().mean()) if not sub.empty else math.nan
+    ma, mb = mean(a), mean(b)
+    return ma / mb if mb and math.isfinite(mb) and math.isfinite(ma) else None
 
 
 def _matrix(trials: pd.DataFrame, strategy: str, column: str, top: int, cumulative: bool = False
@@ -339,22 +366,40 @@ def _task_table(trials: pd.DataFrame, attempts: pd.DataFrame, strategies: Sequen
     return out.reset_index()
 
 
-def compute(frame: pd.DataFrame, config: dict[str, Any]) -> RunNumbers:
-    """Every number the run page and the task table show, from the index frame."""
+def compute(frame: pd.DataFrame, config: dict[str, Any], all_tasks: Sequence[str] = ()) -> RunNumbers:
+    """Every number the run page and the task table show, from the index frame.
+
+    Headline, plots and paired figures use the tasks every strategy completed (equal
+    footing, as the report); the task table keeps every task.
+    """
     trials = trials_for_metrics(frame)
     strategies = strategies_in(config, trials)
     attempts = metrics.attempts_frame(trials)
     budget = config.get("trials")
+    samples = int(config.get("samples") or 1)
+    shared, excluded = footing(attempts, strategies, samples, list(all_tasks))
+    on = set(shared)
+    s_trials = trials[trials["task_id"].isin(on)]
+    s_attempts = attempts[attempts["task_id"].isin(on)]
     boot = Bootstrap()
-    pairs = [paired(attempts, a, b, boot) for a, b in pairs_of(strategies)] if not attempts.empty else []
+    universe = sorted(set(all_tasks) | set(trials["task_id"])) if not trials.empty else list(all_tasks)
+    pairs = [paired(attempts, a, b, boot, tasks=shared, all_tasks=universe)
+             for a, b in pairs_of(strategies)] if not attempts.empty else []
     primary = (pairs[0].a, pairs[0].b) if pairs else None
     stamps = frame["finished_at"][frame["finished_at"] != ""] if not frame.empty else pd.Series(dtype=str)
+    lines = _lines(s_trials, s_attempts, strategies, boot)
+    # spend and errors cover every recorded trial (what the run cost), not only shared tasks
+    every = {x.name: x for x in _lines(trials, attempts, strategies, boot)}
+    lines = [StrategyLine(**{**x.__dict__, **{k: getattr(every[x.name], k) for k in (
+        "incomplete", "calls", "cached_calls", "tokens", "cost_usd", "summed_s", "errors", "no_tests")}})
+        for x in lines]
     return RunNumbers(
-        strategies=strategies, lines=_lines(trials, attempts, strategies, boot), pairs=pairs, caveats=[],
+        strategies=strategies, lines=lines, pairs=pairs, caveats=[],
         trials=trials, attempts=attempts, tasks=_task_table(trials, attempts, strategies, primary),
-        by_trial=by_trial_table(trials, strategies, budget, boot),
-        compute=compute_table(trials, attempts, strategies, budget),
+        by_trial=by_trial_table(s_trials, strategies, budget, boot),
+        compute=compute_table(s_trials, s_attempts, strategies, budget),
         first_at=str(stamps.min()) if not stamps.empty else "", last_at=str(stamps.max()) if not stamps.empty else "",
+        extra={"shared": shared, "excluded": excluded},
     )
 
 
@@ -371,9 +416,12 @@ def caveats(numbers: RunNumbers, *, oracle: bool, errors: dict[str, int], resume
         if p.tasks < FEW_TASKS or (math.isfinite(half) and half > 0.1):
             out.append(Caveat("warn", f"Only {p.tasks} shared tasks: a difference smaller than about "
                                       f"±{half * 100:.0f} points cannot be told from chance."))
-        if p.excluded:
-            out.append(Caveat("warn", f"{p.excluded} task(s) left out of the comparison: not complete under "
-                                      f"both {p.a} and {p.b}."))
+    excluded = numbers.extra.get("excluded") or []
+    if excluded:
+        shown = ", ".join(excluded[:5]) + (", …" if len(excluded) > 5 else "")
+        out.append(Caveat("red" if not numbers.extra.get("shared") else "warn",
+                          f"{len(excluded)} task(s) left out of every figure: not completed by every strategy "
+                          f"({shown}). Figures are on the {len(numbers.extra.get('shared') or [])} shared tasks."))
     incomplete = {s.name: s.incomplete for s in numbers.lines if s.incomplete}
     if incomplete:
         out.append(Caveat("warn", "Incomplete attempts (not scored): " + ", ".join(

@@ -57,28 +57,48 @@ def test_numbers_agree_with_metrics(tmp_path: Path, seed: int):
     attempts = metrics.attempts_frame(trials)
     strategies = ["reflexion", "feedback", "baseline"]
 
-    expected = metrics.pass1_by_trial_table(trials, strategies, 3)
+    shared = numbers.extra["shared"]
+    assert 0 < len(shared) < 25  # incomplete attempts leave some tasks out of every figure
+    s_trials = trials[trials["task_id"].isin(shared)]
+    s_attempts = attempts[attempts["task_id"].isin(shared)]
+    expected = metrics.pass1_by_trial_table(s_trials, strategies, 3)
     got = numbers.by_trial
     assert list(got["strategy"]) == list(expected["strategy"]) and list(got["trial"]) == list(expected["trial"])
     for col in ("pass", "ci_low", "ci_high"):
         np.testing.assert_allclose(got[col].to_numpy(float), expected[col].to_numpy(float), atol=1e-9)
 
     for line in numbers.lines:
-        est = metrics.estimate(metrics.per_task_pass_at_k(attempts, line.name, 1))
+        est = metrics.estimate(metrics.per_task_pass_at_k(s_attempts, line.name, 1))
         assert math.isclose(line.pass1, est.value, abs_tol=1e-12)
         assert math.isclose(line.ci_low, est.ci_low, abs_tol=1e-9) and math.isclose(line.ci_high, est.ci_high, abs_tol=1e-9)
         assert line.incomplete == metrics.incomplete_attempts(trials).get(line.name, 0)
 
     for s in strategies:
-        expected_curve = metrics.compute_curve(trials, attempts, s, 3)
+        expected_curve = metrics.compute_curve(s_trials, s_attempts, s, 3)
         got_curve = numbers.compute[numbers.compute["strategy"] == s]
         assert list(got_curve["budget"]) == list(expected_curve["budget"])
         for col in ("calls", "tokens", "pass"):
             np.testing.assert_allclose(got_curve[col].to_numpy(float), expected_curve[col].to_numpy(float), atol=1e-9)
 
     for pair in numbers.pairs:
-        p = metrics.paired_comparison(attempts, pair.a, pair.b)
-        assert (pair.fixed, pair.broken, pair.tasks) == (p.only_a, p.only_b, p.tasks)
+        if hasattr(metrics.Paired, "__dataclass_fields__") and "diff" in metrics.Paired.__dataclass_fields__:
+            p = metrics.paired_comparison(attempts, pair.a, pair.b, tasks=shared)
+            assert (pair.fixed, pair.broken, pair.tasks, pair.pairs) == (p.fixed, p.broken, p.tasks, p.pairs)
+            assert math.isclose(pair.diff, p.diff, abs_tol=1e-12)
+            assert math.isclose(pair.ci_low, p.ci_low, abs_tol=1e-9) and math.isclose(pair.ci_high, p.ci_high, abs_tol=1e-9)
+            assert math.isclose(pair.p_value, p.p_value, rel_tol=1e-9)
+        # attempt pairs counted by hand from the records
+        final = {(r.task_id, r.strategy, r.attempt): r.hidden_passed for r in _records(rows) if r.final}
+        fixed = broken = n = 0
+        for (task, strategy, attempt), passed in final.items():
+            other = final.get((task, pair.b, attempt))
+            if strategy != pair.a or other is None or task not in shared:
+                continue
+            n += 1
+            fixed += passed and not other
+            broken += other and not passed
+        assert (pair.fixed, pair.broken, pair.pairs) == (fixed, broken, n)
+        assert math.isclose(pair.p_value, metrics.mcnemar_exact(fixed, broken), rel_tol=1e-9)
 
 
 def test_mcnemar_matches_and_survives_large_counts():
