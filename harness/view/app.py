@@ -161,7 +161,7 @@ class ViewApp:
             "run.html.j2", title=f"Run {entry.label}", card=card, caveats=caveats,
             plot_trial=Markup(trial_svg), plot_compute=Markup(compute_svg), summary=summary,
             timings=summary.get("timings") if isinstance(summary.get("timings"), dict) else {},
-            settings=labels.settings(entry.config), categories=CATEGORIES, counts=_category_counts(numbers),
+            settings=labels.settings(entry.config, entry.header), categories=CATEGORIES, counts=_category_counts(numbers),
             error_log=entry.error_log(), errors=entry.errors()[-20:], resumes=entry.resumes(),
             live_run=entry.run_id if status.state == "running" else None,
         )

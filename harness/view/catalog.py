@@ -40,7 +40,7 @@ def _mtime(path: Path) -> float | None:
 class Status:
     state: str  # running | complete | interrupted | empty
     resumed: bool
-    crashed: bool  # error.log present
+    crashed: bool  # error.log says the run stopped on an error
     errors: dict[str, int]  # errors.jsonl lines per kind
     incomplete: int
 
@@ -62,6 +62,7 @@ class RunEntry:
     index: TrialIndex = field(init=False)
     _numbers: stats.RunNumbers | None = None
     _numbers_version: int = -1
+    _stamp: tuple[float | None, float | None] = (None, None)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -115,23 +116,21 @@ class RunEntry:
             return None
 
     def resumes(self) -> list[dict[str, Any]]:
-        """Sessions that resumed this run (resumes.jsonl, one line per `--resume`)."""
-        out = []
-        try:
-            text = (self.path / "resumes.jsonl").read_text(encoding="utf-8")
-        except OSError:
-            return out
-        for line in text.splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(row, dict):
-                out.append(row)
-        return out
+        """Sessions that resumed this run: run.json's `resumes` list ({"at", ...} each)."""
+        value = self.header.get("resumes")
+        if isinstance(value, list):
+            return [r if isinstance(r, dict) else {"at": str(r)} for r in value]
+        return [{"at": ""}] if self.header.get("resumed") else []
 
     def refresh(self) -> bool:
-        return self.index.refresh()
+        changed = self.index.refresh()
+        stamp = (_mtime(self.path / "errors.jsonl"), _mtime(self.path / "run.json"))
+        if stamp != self._stamp:  # a new errors.jsonl line or a rewritten header changes the numbers
+            self._stamp = stamp
+            self.reload_header()
+            self.index.version += 1
+            changed = True
+        return changed
 
     def numbers(self) -> stats.RunNumbers:
         """The run's numbers, recomputed only when trials.jsonl gained lines."""
@@ -140,8 +139,10 @@ class RunEntry:
             version = self.index.version
             if self._numbers is None or self._numbers_version != version:
                 ids = (self.header.get("tasks") or {}).get("task_ids") if isinstance(self.header.get("tasks"), dict) else None
+                error_keys = [(str(e.get("task_id")), str(e.get("strategy")), int(e.get("attempt") or 0))
+                              for e in self.errors() if e.get("task_id") is not None]
                 self._numbers = stats.compute(self.index.frame(), self.config,
-                                              [str(t) for t in ids] if isinstance(ids, list) else [])
+                                              [str(t) for t in ids] if isinstance(ids, list) else [], error_keys)
                 self._numbers_version = version
             return self._numbers
 
@@ -160,20 +161,28 @@ class RunEntry:
         for row in self.errors():
             kind = str(row.get("kind") or "error")
             errors[kind] = errors.get(kind, 0) + 1
-        crashed = (self.path / "error.log").exists()
-        resumed = bool(self.resumes()) or bool(self.header.get("resumed"))
+        crashed = run_stopped(self.error_log())
+        resumed = bool(self.resumes())
         summarised = summary_m is not None and (trials_m is None or summary_m >= trials_m - 1.0)
         numbers = self._numbers if self._numbers is not None else None
         incomplete = sum(s.incomplete for s in numbers.lines) if numbers else 0
         if summarised:
             state = "complete"
-        elif now - last < RUNNING_WINDOW_S and not crashed_after(self.path, trials_m):
+        elif now - last < RUNNING_WINDOW_S and not (crashed and crashed_after(self.path, trials_m)):
             state = "running"
         elif trials_m is None:
             state = "empty"
         else:
             state = "interrupted"
-        return Status(state, resumed or (crashed and summarised), crashed, errors, incomplete)
+        return Status(state, resumed, crashed, errors, incomplete)
+
+
+def run_stopped(log: str | None) -> bool:
+    """error.log says the whole run stopped (not only one unit's traceback: units that
+    fail are logged there too, as "--- <time> <task> ..." sections, and the run goes on)."""
+    if not log:
+        return False
+    return "--- the run stopped" in log or not log.startswith("--- ")
 
 
 def crashed_after(path: Path, trials_m: float | None) -> bool:

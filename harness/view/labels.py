@@ -113,12 +113,35 @@ def model_text(header: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def settings(config: dict[str, Any]) -> list[tuple[str, str]]:
+def settings(config: dict[str, Any], header: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+    """The settings a reader needs to judge a run, in words (run.json holds them all)."""
     out = []
+    header = header or {}
     for key in SETTINGS:
         if key in config and config[key] is not None:
             value = config[key]
             if key == "test_timeout_s":
                 value = f"{value} s"
             out.append((label(key), num(value) if isinstance(value, bool) else str(value)))
+    tasks = header.get("tasks") if isinstance(header.get("tasks"), dict) else {}
+    if tasks.get("digest"):
+        out.append(("task set digest", str(tasks["digest"])))
+    if tasks.get("prompt_form"):
+        out.append(("task prompt form", str(tasks["prompt_form"])))
+    prompts = header.get("prompts") if isinstance(header.get("prompts"), dict) else {}
+    if prompts:
+        where = prompts.get("folder") or "the harness's own"
+        changed = prompts.get("overridden") or []
+        out.append(("prompt set", f"{where}; digest {str(prompts.get('digest', '?'))[:19]}"
+                    + (f"; overrides {', '.join(map(str, changed))}" if changed else "")))
+    memory = header.get("memory") if isinstance(header.get("memory"), dict) else {}
+    if memory:
+        earlier = memory.get("earlier") if isinstance(memory.get("earlier"), dict) else {}
+        text = f"{memory.get('namespace')} ({'shared' if memory.get('shared') else 'this run only'})"
+        if earlier.get("lessons"):
+            text += f"; {earlier['lessons']} lessons from {earlier.get('runs', '?')} earlier run(s) at the start"
+        out.append(("memory", text))
+    git = header.get("git") if isinstance(header.get("git"), dict) else {}
+    if git.get("commit"):
+        out.append(("harness commit", f"{str(git['commit'])[:12]}{' (dirty)' if git.get('dirty') else ''}"))
     return out

@@ -309,9 +309,23 @@ def compute_table(trials: pd.DataFrame, attempts: pd.DataFrame, strategies: Sequ
     return pd.DataFrame(rows, columns=["strategy", "budget", "calls", "tokens", "pass"])
 
 
+def _incomplete(trials: pd.DataFrame, error_keys: Sequence[tuple[str, str, int]]) -> dict[str, int]:
+    """Attempts without a final record per strategy: those with trials but no final one,
+    and those errors.jsonl names (a model error before the first trial leaves no record)."""
+    keys = ["task_id", "strategy", "attempt"]
+    seen = set(trials[keys].drop_duplicates().itertuples(index=False, name=None)) if not trials.empty else set()
+    done = set(trials.loc[trials["complete"], keys].drop_duplicates().itertuples(index=False, name=None)) \
+        if not trials.empty else set()
+    missing = (seen | set(error_keys)) - done
+    out: dict[str, int] = {}
+    for _, strategy, _ in missing:
+        out[strategy] = out.get(strategy, 0) + 1
+    return out
+
+
 def _lines(trials: pd.DataFrame, attempts: pd.DataFrame, strategies: Sequence[str],
-           boot: Bootstrap) -> list[StrategyLine]:
-    inc = metrics.incomplete_attempts(trials)
+           boot: Bootstrap, error_keys: Sequence[tuple[str, str, int]] = ()) -> list[StrategyLine]:
+    inc = _incomplete(trials, error_keys)
     out = []
     for s in strategies:
         g = trials[trials["strategy"] == s]
@@ -366,7 +380,8 @@ def _task_table(trials: pd.DataFrame, attempts: pd.DataFrame, strategies: Sequen
     return out.reset_index()
 
 
-def compute(frame: pd.DataFrame, config: dict[str, Any], all_tasks: Sequence[str] = ()) -> RunNumbers:
+def compute(frame: pd.DataFrame, config: dict[str, Any], all_tasks: Sequence[str] = (),
+            error_keys: Sequence[tuple[str, str, int]] = ()) -> RunNumbers:
     """Every number the run page and the task table show, from the index frame.
 
     Headline, plots and paired figures use the tasks every strategy completed (equal
@@ -389,13 +404,24 @@ def compute(frame: pd.DataFrame, config: dict[str, Any], all_tasks: Sequence[str
     stamps = frame["finished_at"][frame["finished_at"] != ""] if not frame.empty else pd.Series(dtype=str)
     lines = _lines(s_trials, s_attempts, strategies, boot)
     # spend and errors cover every recorded trial (what the run cost), not only shared tasks
-    every = {x.name: x for x in _lines(trials, attempts, strategies, boot)}
+    every = {x.name: x for x in _lines(trials, attempts, strategies, boot, error_keys)}
     lines = [StrategyLine(**{**x.__dict__, **{k: getattr(every[x.name], k) for k in (
         "incomplete", "calls", "cached_calls", "tokens", "cost_usd", "summed_s", "errors", "no_tests")}})
         for x in lines]
+    tasks = _task_table(trials, attempts, strategies, primary)
+    failed = {k[0] for k in error_keys}
+    if failed:
+        tasks["error"] = tasks["error"] | tasks["task_id"].isin(failed)
+        missing = sorted(failed - set(tasks["task_id"]))
+        if missing:  # attempts stopped before their first trial: only errors.jsonl knows them
+            extra = pd.DataFrame({"task_id": missing})
+            for col in tasks.columns[1:]:
+                extra[col] = True if col == "error" else (False if tasks[col].dtype == bool else 0)
+            tasks = pd.concat([tasks, extra], ignore_index=True).sort_values("task_id", kind="stable")
+            tasks = tasks.reset_index(drop=True)
     return RunNumbers(
         strategies=strategies, lines=lines, pairs=pairs, caveats=[],
-        trials=trials, attempts=attempts, tasks=_task_table(trials, attempts, strategies, primary),
+        trials=trials, attempts=attempts, tasks=tasks,
         by_trial=by_trial_table(s_trials, strategies, budget, boot),
         compute=compute_table(s_trials, s_attempts, strategies, budget),
         first_at=str(stamps.min()) if not stamps.empty else "", last_at=str(stamps.max()) if not stamps.empty else "",

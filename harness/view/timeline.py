@@ -120,10 +120,9 @@ def _spend(rec: dict[str, Any]) -> dict[str, Any]:
 def attempts_for(index: TrialIndex, frame: pd.DataFrame, task_id: str, strategies: list[str],
                  errors: list[dict[str, Any]]) -> list[AttemptView]:
     """Every attempt of one task, strategies in run order, each trial read in full."""
-    rows = frame[frame["task_id"] == task_id]
-    if rows.empty:
-        return []
-    records = index.read_records(list(zip(rows["offset"].astype(int), rows["length"].astype(int))))
+    rows = frame[frame["task_id"] == task_id] if not frame.empty else frame
+    records = index.read_records(list(zip(rows["offset"].astype(int), rows["length"].astype(int)))) \
+        if not rows.empty else []
     by_attempt: dict[tuple[str, int], dict[int, dict[str, Any]]] = {}
     for rec in records:
         try:
@@ -131,10 +130,16 @@ def attempts_for(index: TrialIndex, frame: pd.DataFrame, task_id: str, strategie
             by_attempt.setdefault(key, {})[int(rec.get("trial") or 0)] = rec  # last line of a trial wins
         except (TypeError, ValueError):
             continue
+    for e in errors:  # attempts a harness or model error stopped before their first trial
+        if e.get("task_id") == task_id:
+            try:
+                by_attempt.setdefault((str(e.get("strategy")), int(e.get("attempt") or 0)), {})
+            except (TypeError, ValueError):
+                continue
     order = {s: i for i, s in enumerate(strategies)}
     out = []
     for (strategy, attempt), trials in sorted(by_attempt.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1])):
-        recs = [trials[t] for t in sorted(trials)]
+        recs = [trials[t] for t in sorted(trials)]  # may be empty: see errors
         final_at = next((i for i, r in enumerate(recs) if r.get("final")), None)
         if final_at is not None:
             recs = recs[:final_at + 1]
@@ -147,7 +152,7 @@ def attempts_for(index: TrialIndex, frame: pd.DataFrame, task_id: str, strategie
         att_errors = [e for e in errors if e.get("task_id") == task_id and e.get("strategy") == strategy
                       and e.get("attempt") == attempt]
         out.append(AttemptView(strategy, attempt, final is not None,
-                               bool(final.get("hidden_passed")) if final else None,
+                               bool(final.get("hidden_passed")) if final is not None else None,
                                final.get("stop_reason") if final else None, views, att_errors))
     return out
 

@@ -198,3 +198,22 @@ def test_lesson_placement_by_schema(tmp_path: Path, serve, schema: int):
     assert "about trial 1" in holder and "about trial 1" not in (t2 if schema == 1 else t1).replace(
         "about trial 1:", "")
     time.sleep(0)  # keep the parametrised cases independent of order
+
+
+def test_unit_exception_log_is_not_a_stopped_run(tmp_path: Path, serve):
+    root = tmp_path / "results"
+    run = write_run(root / "run-u", header("run-u"), two_strategy_records("run-u"))
+    (run / "errors.jsonl").write_text(json.dumps({
+        "schema": 1, "kind": "unit_exception", "task_id": "T/extra", "strategy": "reflexion", "attempt": 1,
+        "trial": 1, "role": None, "error": "KeyError: 'x'", "at": "2026-12-01T00:09:00+00:00"}) + "\n")
+    (run / "error.log").write_text("--- 2026-12-01T00:09:00 T/extra reflexion attempt 1 trial 1\nTraceback ...\n")
+    server = serve(root)
+    _, html = get(server.url + "runs/run-u")
+    text = _text(html)
+    assert "stopped on an error" not in text
+    assert "Harness errors recorded in errors.jsonl: 1 unit exception." in text
+    assert "Incomplete attempts (not scored): 1 reflexion." in text  # known from errors.jsonl alone
+    _, html = get(server.url + "runs/run-u/tasks?category=error")
+    assert re.findall(r'/runs/run-u/tasks/(T/[a-z]+)"', html) == ["T/extra"]  # no trial, yet listed
+    status, html = get(server.url + "runs/run-u/tasks/T/extra")
+    assert status == 200 and "incomplete: not scored" in html and "KeyError: &#39;x&#39;" in html
