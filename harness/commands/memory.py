@@ -15,7 +15,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     msub = p.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
     show = msub.add_parser("show", help="print the lessons stored for a task")
     show.add_argument("task_id")
-    show.add_argument("--memory-dir", type=Path, default=RunConfig().memory_dir, help="memory folder (default %(default)s)")
+    show.add_argument("--memory-dir", type=Path, default=RunConfig().out / "reflections",
+                      help="memory folder: the run's --memory-dir, by default <its --out>/reflections "
+                           "(default %(default)s)")
     show.add_argument("--namespace", help="only this namespace (a run id, or a shared name); default all")
     show.set_defaults(func=show_command)
 
