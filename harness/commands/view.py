@@ -24,6 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="port on 127.0.0.1 (default 8765, or a free one if taken)")
     p.add_argument("--label", action="append", default=[], metavar="RUN=NAME",
                    help="show run folder RUN as NAME (repeatable)")
+    p.add_argument("--check-self-tests", action="store_true",
+                   help="first run each attempt's self-tests against the task's reference solution in the "
+                        "sandbox, to mark wrong self-tests (writes self_tests.jsonl into each run folder)")
+    p.add_argument("--sandbox", choices=["docker", "process"], default="docker",
+                   help="sandbox for --check-self-tests (default docker; process is unsafe: no isolation)")
     p.set_defaults(func=view_command)
 
 
@@ -37,6 +42,26 @@ def parse_labels(items: list[str]) -> dict[str, str]:
     return out
 
 
+def _check_self_tests(root: Path, backend: str) -> None:
+    from harness.view import selfcheck
+    from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox
+
+    try:
+        sandbox = open_sandbox(SandboxConfig(backend=backend))
+    except SandboxUnavailable as exc:
+        raise UsageError(f"--check-self-tests needs the sandbox: {exc}") from None
+    try:
+        for run_dir in selfcheck.iter_runs(root):
+            done = run_dir / selfcheck.FILE
+            if done.is_file() and done.stat().st_mtime >= (run_dir / "trials.jsonl").stat().st_mtime:
+                continue
+            checked, wrong, note = selfcheck.check_run(run_dir, sandbox)
+            print(f"{run_dir.name}: {checked} self-tests checked against the reference solution, "
+                  f"{wrong} wrong{note}", flush=True)
+    finally:
+        sandbox.close()
+
+
 def view_command(args: argparse.Namespace) -> int:
     from harness.view.server import DEFAULT_PORT, ViewServer, free_port
 
@@ -48,6 +73,8 @@ def view_command(args: argparse.Namespace) -> int:
     if args.port is not None and not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: give a port between 1 and 65535")
     port = args.port if args.port is not None else free_port(DEFAULT_PORT)
+    if args.check_self_tests:
+        _check_self_tests(root, args.sandbox)
     server = ViewServer(root, port, labels)
     print(f"harness view: {server.url} (runs under {root.resolve()}; Ctrl-C stops)", flush=True)
     try:

@@ -181,7 +181,8 @@ class ViewApp:
         rows, total = stats.task_page(numbers.tasks, category=category or None, query=query or None,
                                       page=page, per_page=PER_PAGE)
         pages = max(1, math.ceil(total / PER_PAGE))
-        wrong_recorded = bool((numbers.trials["wrong_tests"] >= 0).any()) if not numbers.trials.empty else False
+        wrong_recorded = bool(numbers.extra.get("self_checked")) or (
+            bool((numbers.trials["wrong_tests"] >= 0).any()) if not numbers.trials.empty else False)
         return self.render(
             "tasks.html.j2", title=f"Tasks of {entry.label}", card=card, rows=rows.to_dict("records"),
             total=total, page=page, pages=pages, category=category, q=query, categories=CATEGORIES,
@@ -195,7 +196,8 @@ class ViewApp:
             return self._missing_run(request)
         task_id = request.path_params["task_id"]
         card = self.run_card(entry)
-        attempts = attempts_for(entry.index, entry.index.frame(), task_id, card["numbers"].strategies, entry.errors())
+        attempts = attempts_for(entry.index, entry.index.frame(), task_id, card["numbers"].strategies, entry.errors(),
+                                entry.self_checks())
         if not attempts:
             return self.render("missing.html.j2", status_code=404, title="No such task",
                                message=f"Run {entry.run_id} has no trial for task {task_id!r}.")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.view import stats
+from harness.view import selfcheck, stats
 from harness.view.index import TrialIndex
 
 # A run whose trials.jsonl (or run.json) changed this recently, and which has no
@@ -62,7 +62,7 @@ class RunEntry:
     index: TrialIndex = field(init=False)
     _numbers: stats.RunNumbers | None = None
     _numbers_version: int = -1
-    _stamp: tuple[float | None, float | None] = (None, None)
+    _stamp: tuple[float | None, ...] = (None, None, None)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -122,9 +122,14 @@ class RunEntry:
             return [r if isinstance(r, dict) else {"at": str(r)} for r in value]
         return [{"at": ""}] if self.header.get("resumed") else []
 
+    def self_checks(self) -> dict[tuple[str, str, int], dict[str, str]] | None:
+        """Reference-solution verdicts of the self-tests (self_tests.jsonl), if checked."""
+        return selfcheck.read_checks(self.path)
+
     def refresh(self) -> bool:
         changed = self.index.refresh()
-        stamp = (_mtime(self.path / "errors.jsonl"), _mtime(self.path / "run.json"))
+        stamp = (_mtime(self.path / "errors.jsonl"), _mtime(self.path / "run.json"),
+                 _mtime(self.path / selfcheck.FILE))
         if stamp != self._stamp:  # a new errors.jsonl line or a rewritten header changes the numbers
             self._stamp = stamp
             self.reload_header()
@@ -143,6 +148,11 @@ class RunEntry:
                               for e in self.errors() if e.get("task_id") is not None]
                 self._numbers = stats.compute(self.index.frame(), self.config,
                                               [str(t) for t in ids] if isinstance(ids, list) else [], error_keys)
+                checks = self.self_checks()
+                if checks is not None:
+                    tasks = self._numbers.tasks
+                    tasks["wrong_tests"] = tasks["wrong_tests"] | tasks["task_id"].isin(selfcheck.wrong_task_ids(checks))
+                    self._numbers.extra["self_checked"] = True
                 self._numbers_version = version
             return self._numbers
 

@@ -85,10 +85,12 @@ def _tests(results: Any, reference: dict[str, str] | None = None) -> list[TestLi
     return out
 
 
-def _internal(rec: dict[str, Any]) -> list[TestLine]:
-    """Each internal test with its verdict; tests that did not run say so."""
+def _internal(rec: dict[str, Any], checked: dict[str, str] | None = None) -> list[TestLine]:
+    """Each internal test with its verdict; tests that did not run say so. A test is
+    wrong when the reference solution fails it (the record's `internal_reference`, or
+    self_tests.jsonl from `harness view --check-self-tests`)."""
     ref_rows = rec.get("internal_reference")
-    reference = None
+    reference = checked
     if isinstance(ref_rows, list):
         reference = {str(r.get("test")): str(r.get("status")) for r in ref_rows if isinstance(r, dict)}
     results = {t.test: t for t in _tests(rec.get("internal_results"), reference)}
@@ -118,7 +120,8 @@ def _spend(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def attempts_for(index: TrialIndex, frame: pd.DataFrame, task_id: str, strategies: list[str],
-                 errors: list[dict[str, Any]]) -> list[AttemptView]:
+                 errors: list[dict[str, Any]],
+                 checks: dict[tuple[str, str, int], dict[str, str]] | None = None) -> list[AttemptView]:
     """Every attempt of one task, strategies in run order, each trial read in full."""
     rows = frame[frame["task_id"] == task_id] if not frame.empty else frame
     records = index.read_records(list(zip(rows["offset"].astype(int), rows["length"].astype(int)))) \
@@ -145,8 +148,9 @@ def attempts_for(index: TrialIndex, frame: pd.DataFrame, task_id: str, strategie
             recs = recs[:final_at + 1]
         views: list[TrialView] = []
         prev: dict[str, Any] | None = None
+        checked = (checks or {}).get((task_id, strategy, attempt))
         for rec in recs:
-            views.append(_trial(rec, prev))
+            views.append(_trial(rec, prev, checked))
             prev = rec
         final = recs[final_at] if final_at is not None else None
         att_errors = [e for e in errors if e.get("task_id") == task_id and e.get("strategy") == strategy
@@ -157,7 +161,7 @@ def attempts_for(index: TrialIndex, frame: pd.DataFrame, task_id: str, strategie
     return out
 
 
-def _trial(rec: dict[str, Any], prev: dict[str, Any] | None) -> TrialView:
+def _trial(rec: dict[str, Any], prev: dict[str, Any] | None, checked: dict[str, str] | None = None) -> TrialView:
     schema = int(rec.get("schema") or 1)
     trial = int(rec.get("trial") or 0)
     code = str(rec.get("code") or "")
@@ -178,7 +182,7 @@ def _trial(rec: dict[str, Any], prev: dict[str, Any] | None) -> TrialView:
         error=rec.get("error"), code=code, raw_output=str(rec.get("raw_output") or ""),
         diff=_diff(before, code) if before is not None else [],
         unchanged=before is not None and before.strip() == code.strip(),
-        internal=_internal(rec), hidden=_tests(rec.get("hidden_results")),
+        internal=_internal(rec, checked), hidden=_tests(rec.get("hidden_results")),
         feedback_seen=str(prev.get("feedback") or "") if prev else "",
         lessons_seen=[str(x) for x in rec.get("memory_shown") or []],
         lesson_written=str(lesson) if lesson else None, lesson_about=about, testgen=testgen,

@@ -217,3 +217,34 @@ def test_unit_exception_log_is_not_a_stopped_run(tmp_path: Path, serve):
     assert re.findall(r'/runs/run-u/tasks/(T/[a-z]+)"', html) == ["T/extra"]  # no trial, yet listed
     status, html = get(server.url + "runs/run-u/tasks/T/extra")
     assert status == 200 and "incomplete: not scored" in html and "KeyError: &#39;x&#39;" in html
+
+
+@pytest.mark.parametrize("backend", ["process", pytest.param("docker", marks=pytest.mark.docker)])
+def test_check_self_tests_marks_wrong_ones(tmp_path: Path, serve, backend: str, sandbox_opener):
+    from harness.view import selfcheck
+
+    task_file = tmp_path / "tasks.jsonl"
+    task_file.write_text(json.dumps({"task_id": "T/fix", "prompt": 'def f(x):\n    """x + 1"""\n',
+                                     "entry_point": "f", "tests": ["assert f(5) == 6"],
+                                     "canonical_solution": "def f(x):\n    return x + 1\n"}) + "\n")
+    head = header("run-c", tasks=["T/fix"])
+    head["tasks"]["spec"] = f"jsonl:{task_file}"
+    recs = [trial("T/fix", "reflexion", 1, final=True, internal=True, hidden=True, code=CODE_V2,
+                  stop="internal_pass", run_id="run-c")]
+    recs[0]["internal_tests"] = ["assert f(1) == 2", "assert f(0) == 7"]  # the second is wrong
+    recs[0]["internal_results"] = [{"test": t, "status": "passed", "detail": ""} for t in recs[0]["internal_tests"]]
+    root = tmp_path / "results"
+    run = write_run(root / "run-c", head, recs)
+    sandbox = sandbox_opener(backend)
+    try:
+        checked, wrong, note = selfcheck.check_run(run, sandbox)
+    finally:
+        sandbox.close()
+    assert (checked, wrong, note) == (2, 1, "")
+    server = serve(root)
+    _, html = get(server.url + "runs/run-c/tasks?category=wrong_tests")
+    assert re.findall(r'/runs/run-c/tasks/(T/[a-z]+)"', html) == ["T/fix"]
+    _, html = get(server.url + "runs/run-c/tasks/T/fix")
+    rows = re.findall(r"<tr class=\"t-\w+\"><td><code>(.*?)</code>(.*?)</td>", html)
+    assert [(test, "wrong: the reference" in rest) for test, rest in rows] == [
+        ("assert f(1) == 2", False), ("assert f(0) == 7", True)]
