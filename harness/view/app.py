@@ -10,7 +10,6 @@ polls /api/runs/<id>/state to refresh an open page while its run is running.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import math
 import threading
 from pathlib import Path
@@ -267,7 +266,3 @@ def _category_counts(numbers: stats.RunNumbers) -> dict[str, int]:
 def create_app(root: Path, labels_by_run: dict[str, str] | None = None, *, warm: bool = True) -> Starlette:
     """The ASGI app serving the runs under `root` (a results folder or one run folder)."""
     return ViewApp(Path(root), labels_by_run, warm=warm).asgi
-
-
-def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")

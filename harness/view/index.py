@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import numpy as np
 import pandas as pd
 
 # Columns kept per trial line, in order. Text fields that pages filter on are kept
@@ -258,7 +257,3 @@ def trials_for_metrics(df: pd.DataFrame) -> pd.DataFrame:
     df = df[~(df["complete"] & (df["trial"] > df["last_trial"]))]
     df = df.assign(hidden_passed=df["hidden_passed"].astype(bool))
     return df.sort_values(keys + ["trial"], kind="stable").reset_index(drop=True)
-
-
-def as_bool_array(s: pd.Series) -> np.ndarray:
-    return s.fillna(False).astype(bool).to_numpy()

@@ -484,8 +484,3 @@ def task_page(tasks: pd.DataFrame, *, category: str | None, query: str | None, p
     total = len(df)
     start = max(0, (page - 1) * per_page)
     return df.iloc[start:start + per_page], total
-
-
-def mean_or_nan(values: Sequence[float]) -> float:
-    arr = np.asarray(values, dtype=float)
-    return float(arr.mean()) if arr.size else math.nan

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -43,31 +44,34 @@ def test_run_with_view_serves_the_running_run(tmp_path: Path):
     cwd.mkdir()
     out = tmp_path / "out"
     args = [sys.executable, "-m", "harness", "run", "--tasks", str(_task_file(tmp_path)),
-            "--model", f"scripted:{_script(tmp_path, 0.4)}", "--sandbox", "process", "--out", str(out),
+            "--model", f"scripted:{_script(tmp_path, 0.5)}", "--sandbox", "process", "--out", str(out),
             "--workers", "1", "--trials", "2", "--no-report", "--view"]
-    proc = subprocess.Popen(args, cwd=cwd, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(args, cwd=cwd, env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)  # type: ignore[arg-type]
+    reader.start()  # drained all along, so the run never blocks on a full pipe
     try:
         url = None
-        seen = []
-        for line in proc.stderr:  # type: ignore[union-attr]
-            seen.append(line)
-            found = re.search(r"view: (http://127\.0\.0\.1:\d+/runs/\S+)", line)
-            if found:
-                url = found.group(1)
-                break
-        assert url, "".join(seen)
+        deadline = time.monotonic() + 120
+        while url is None and time.monotonic() < deadline and proc.poll() is None:
+            found = re.search(r"view: (http://127\.0\.0\.1:\d+/runs/\S+)", "".join(lines))
+            url = found.group(1) if found else None
+            time.sleep(0.05)
+        assert url, "".join(lines)
         run_id = url.rsplit("/", 1)[1]
         states = []
-        while proc.poll() is None and len(states) < 400:
+        while proc.poll() is None:
             try:
-                with urllib.request.urlopen(url.replace(f"/runs/{run_id}", f"/api/runs/{run_id}/state"), timeout=10) as r:
+                with urllib.request.urlopen(url.replace(f"/runs/{run_id}", f"/api/runs/{run_id}/state"), timeout=30) as r:
                     states.append(json.loads(r.read()))
-                with urllib.request.urlopen(url, timeout=10) as r:
+                with urllib.request.urlopen(url, timeout=30) as r:
                     assert r.status == 200
             except OSError:
-                break  # the run ended and took the view with it
+                continue  # the run ended and took the view with it (the loop then stops)
             time.sleep(0.2)
-        rest = proc.communicate(timeout=120)[1]
+        proc.wait(timeout=120)
+        reader.join(timeout=30)
+        rest = "".join(lines)
     finally:
         if proc.poll() is None:
             proc.kill()
