@@ -187,13 +187,16 @@ def _run(args: argparse.Namespace) -> int:
         os._exit(1)
     sandbox.close()
     model.close()
-    if viewer is not None:
-        print(f"view: closes with this command; reopen with: python -m harness view {run_dir.parent}", file=sys.stderr)
-    return finish_run(result, config, timings={
-        "load_s": round(t_model - t0, 3),
-        "sandbox_start_s": round(t_sandbox - t_model, 3),
-        **result.timings,
-    })
+    try:
+        return finish_run(result, config, timings={
+            "load_s": round(t_model - t0, 3),
+            "sandbox_start_s": round(t_sandbox - t_model, 3),
+            **result.timings,
+        })
+    finally:
+        if viewer is not None:  # stopped before the interpreter exits, mid-request or not
+            viewer.stop()
+            print(f"view: closed with the run; reopen with: python -m harness view {run_dir.parent}", file=sys.stderr)
 
 
 def _record_resume(run_dir: Path, header: dict[str, Any]) -> dict[str, Any]:

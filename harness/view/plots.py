@@ -38,7 +38,8 @@ def by_trial_svg(table: pd.DataFrame, salt: str) -> str:
     ax.set_ylim(-0.02, 1.02)
     ax.set_xticks(range(1, top + 1))
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="lower right", fontsize=8)
     ax.set_title("pass@1 by trial, with 95% CI bands", fontsize=10)
     return report_plots.inline(report_plots._svg(fig, f"view-trial-{salt}"))
 
@@ -57,6 +58,7 @@ def compute_svg(curve: pd.DataFrame, salt: str) -> str:
         ax.set_ylabel("pass rate on hidden tests")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
-    axes[0].legend(loc="lower right", fontsize=7)
+    if axes[0].get_legend_handles_labels()[0]:
+        axes[0].legend(loc="lower right", fontsize=7)
     fig.suptitle("Pass rate against compute: one point per trial budget (or per k samples)", fontsize=10)
     return report_plots.inline(report_plots._svg(fig, f"view-compute-{salt}"))

@@ -76,7 +76,7 @@ def test_run_with_view_serves_the_running_run(tmp_path: Path):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, rest
-    assert "view: closes with this command" in rest
+    assert "view: closed with the run" in rest
     counts = [s["trials"] for s in states]
     assert any(s["state"] == "running" for s in states) and len(set(counts)) > 1, states  # trials landed live
     # memory and the response cache did not land in the folder the command started from
