@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -25,11 +26,11 @@ from tqdm import tqdm
 from harness import __version__
 from harness.config import RunConfig
 from harness.evaluator import Evaluator
-from harness.loop import LoopContext, LoopSettings, Stopped, run_attempt
-from harness.memory import Lesson, MemoryStore
+from harness.loop import AttemptIncomplete, LoopContext, LoopSettings, Stopped, lesson_of, run_attempt
+from harness.memory import MemoryStore
 from harness.models.base import ChatModel
 from harness.prompting import Prompts
-from harness.results import SCHEMA_VERSION, TrialLog, TrialRecord, write_json
+from harness.results import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, write_json
 from harness.tasks.base import Task, TaskSet
 from sandbox import Sandbox
 
@@ -91,6 +92,7 @@ def _versions() -> dict[str, Any]:
 
 
 def make_header(config: RunConfig, run_id: str, tasks: TaskSet, sandbox_name: str) -> dict[str, Any]:
+    namespace = config.memory_namespace or run_id
     return {
         "schema": SCHEMA_VERSION,
         "run_id": run_id,
@@ -104,6 +106,15 @@ def make_header(config: RunConfig, run_id: str, tasks: TaskSet, sandbox_name: st
             "digest": tasks.digest,
             "count": len(tasks.tasks),
             "task_ids": [t.task_id for t in tasks.tasks],
+            # e.g. MBPP with its example assert in the prompt, or without
+            "prompt_form": tasks.prompt_form,
+        },
+        "prompts": Prompts(config.prompts).describe(),
+        "memory": {
+            "namespace": namespace,
+            "shared": config.memory_namespace is not None,
+            # lessons other runs left in the namespace when this run started
+            "earlier": MemoryStore(config.memory_dir, namespace).earlier_runs(run_id),
         },
         "versions": _versions(),
         "git": _git_state(),
@@ -128,6 +139,8 @@ class RunResult:
     header: dict[str, Any]
     records: list[TrialRecord]
     timings: dict[str, float]
+    # units that did not finish this time: {"model_error": n, "unit_exception": m}
+    failed: dict[str, int] = field(default_factory=dict)
 
 
 class Runner:
@@ -152,7 +165,7 @@ class Runner:
         self.sandbox = sandbox
         self.executor_factory = executor_factory or (lambda n: ThreadPoolExecutor(max_workers=n, thread_name_prefix="unit"))
         self.show_progress = show_progress
-        self.prompts = prompts or Prompts()
+        self.prompts = prompts or Prompts(config.prompts)
         self.run_id: str = header["run_id"]
         self.stop = threading.Event()
         self._log_lock = threading.Lock()
@@ -170,7 +183,7 @@ class Runner:
         memory = MemoryStore(self.config.memory_dir, self.config.memory_namespace or self.run_id)
         for rec in existing:  # a kill between a record and its lesson: put the lesson back
             if rec.lesson:
-                memory.add(Lesson(rec.run_id, rec.task_id, rec.strategy, rec.attempt, rec.trial, rec.lesson))
+                memory.add(lesson_of(rec, self.config.model))
         ctx = self._context(memory)
 
         by_attempt: dict[tuple[str, str, int], list[TrialRecord]] = {}
@@ -190,15 +203,27 @@ class Runner:
         )
         bar.set_postfix_str(progress.postfix())
 
+        failed: dict[str, int] = {}
+
         def work(unit: Unit) -> None:
             task, strategy, attempt = unit
             done = by_attempt.get((task.task_id, strategy, attempt), [])
-            for record in run_attempt(ctx, task, strategy, attempt, done):
-                with self._log_lock:
-                    log.append(record)
-                    records.append(record)
-                progress.add(record)
-                bar.set_postfix_str(progress.postfix(), refresh=False)
+            next_trial = max((r.trial for r in done), default=0) + 1
+            try:
+                for record in run_attempt(ctx, task, strategy, attempt, done):
+                    with self._log_lock:
+                        log.append(record)
+                        records.append(record)
+                    next_trial = record.trial + 1
+                    progress.add(record)
+                    bar.set_postfix_str(progress.postfix(), refresh=False)
+            except Stopped:
+                raise
+            except AttemptIncomplete as exc:
+                self._unit_failed(failed, unit, "model_error", exc.trial, exc.role, exc.error)
+            except Exception as exc:  # one unit's bug or outage must not end the run
+                error = " ".join(f"{type(exc).__name__}: {exc}".split())
+                self._unit_failed(failed, unit, "unit_exception", next_trial, None, error, traceback.format_exc())
 
         executor = self.executor_factory(self.config.workers)
         futures: set[Future] = {executor.submit(work, unit) for unit in pending}
@@ -230,7 +255,24 @@ class Runner:
         bar.close()
         log.close()
         timings = {"trials_s": round(time.perf_counter() - started, 3)}
-        return RunResult(self.run_dir, self.header, records, timings)
+        return RunResult(self.run_dir, self.header, records, timings, failed)
+
+    def _unit_failed(
+        self, failed: dict[str, int], unit: Unit, kind: str, trial: int, role: str | None,
+        error: str, trace: str | None = None,
+    ) -> None:
+        """errors.jsonl gets a line; a traceback goes to error.log; the run goes on."""
+        task, strategy, attempt = unit
+        at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        with self._log_lock:
+            failed[kind] = failed.get(kind, 0) + 1
+            append_error(self.run_dir / "errors.jsonl", {
+                "kind": kind, "task_id": task.task_id, "strategy": strategy, "attempt": attempt,
+                "trial": trial, "role": role, "error": error, "at": at,
+            })
+            if trace is not None:
+                with (self.run_dir / "error.log").open("a", encoding="utf-8") as fh:
+                    fh.write(f"--- {at} {task.task_id} {strategy} attempt {attempt} trial {trial}\n{trace}\n")
 
 
 def prepare_run_dir(config: RunConfig, tasks: TaskSet, sandbox_name: str) -> tuple[Path, dict[str, Any]]:
