@@ -225,8 +225,10 @@ class ViewApp:
         if chosen is None:
             return HTMLResponse("<p class='note'>no such attempt</p>", status_code=404)
         task, note = self.tasks.get(entry.header, task_id)
-        messages = tasksource.prompts_for(task, chosen, trial) if task is not None else None
-        return self.render("prompt.html.j2", messages=messages, note=note)
+        if task is None:
+            return self.render("prompt.html.j2", messages=None, note=note)
+        messages, how = tasksource.prompts_for(task, chosen, trial, entry.header)
+        return self.render("prompt.html.j2", messages=messages, note=how)
 
     def compare_page(self, request: Request) -> HTMLResponse:
         ids = request.query_params.getlist("run")

@@ -6,7 +6,7 @@ implementation that passes it is wrong, and feedback from it misleads the Actor.
 Records do not say this, so `python -m harness view --check-self-tests` computes it
 once per run and writes `self_tests.jsonl` into the run folder (derived, like
 summary.json): one line per (task, strategy, attempt, test) with the reference
-solution's verdict. The tests are model-written, so they run as untrusted tests.
+solution's verdict, graded by the same Evaluator as the run's own tests.
 """
 from __future__ import annotations
 
@@ -35,8 +35,9 @@ def attempt_tests(index: TrialIndex) -> dict[tuple[str, str, int], list[str]]:
 
 def check_run(run_dir: Path, sandbox: Any, *, timeout_s: float = 5.0) -> tuple[int, int, str]:
     """Writes run_dir/self_tests.jsonl; returns (tests checked, wrong, note)."""
+    from harness.evaluator import Evaluator
+    from harness.prompting import Prompts
     from harness.tasks import TaskError, load_tasks
-    from sandbox import RunRequest
 
     header = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     spec = str((header.get("tasks") or {}).get("spec") or "")
@@ -44,6 +45,7 @@ def check_run(run_dir: Path, sandbox: Any, *, timeout_s: float = 5.0) -> tuple[i
         tasks = {t.task_id: t for t in load_tasks(spec).tasks}
     except (TaskError, OSError, ValueError) as exc:
         return 0, 0, f"task set {spec!r} not loaded: {exc}"
+    evaluator = Evaluator(sandbox, Prompts(), timeout_s=timeout_s)  # graded as the run graded them
     index = TrialIndex(run_dir / "trials.jsonl")
     index.refresh()
     rows: list[dict[str, Any]] = []
@@ -53,9 +55,7 @@ def check_run(run_dir: Path, sandbox: Any, *, timeout_s: float = 5.0) -> tuple[i
         if task is None or not task.canonical_solution:
             skipped += 1
             continue
-        outcomes = sandbox.run(RunRequest(task.canonical_solution, tests, task.timeout_s or timeout_s,
-                                          tests_trusted=False))
-        for o in outcomes:
+        for o in evaluator.run(task.canonical_solution, tests, task=task, timeout_s=task.timeout_s).records:
             rows.append({"task_id": task_id, "strategy": strategy, "attempt": attempt, "test": o.test,
                          "status": o.status, "detail": o.detail})
     tmp = run_dir / (FILE + ".tmp")

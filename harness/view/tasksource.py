@@ -8,6 +8,7 @@ how to see the task instead.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 from harness.models.base import Message
@@ -64,23 +65,40 @@ def _load(spec: str, digest: str, header: dict[str, Any]) -> dict[str, Task] | s
     return {t.task_id: t for t in task_set.tasks}
 
 
-def prompts_for(task: Task, attempt: Any, trial: int) -> list[dict[str, str]] | None:
-    """The Actor's messages at one trial, rebuilt with this checkout's prompt templates."""
+def prompts_for(task: Task, attempt: Any, trial: int, header: dict[str, Any] | None = None
+                ) -> tuple[list[dict[str, str]] | None, str]:
+    """The Actor's messages at one trial, rebuilt with the run's prompt set (run.json's
+    `prompts.folder` over the harness's templates), and a note on how faithful they are."""
     from harness.actor import Previous, messages_for
     from harness.prompting import Prompts
 
     trials = {t.trial: t for t in attempt.trials}
     this = trials.get(trial)
     if this is None:
-        return None
-    prompts = Prompts()
+        return None, "no such trial"
+    recorded = (header or {}).get("prompts") if isinstance((header or {}).get("prompts"), dict) else {}
+    folder = recorded.get("folder")
+    try:
+        prompts = Prompts(Path(folder)) if folder else Prompts()
+    except Exception as exc:  # noqa: BLE001 - a prompt folder that moved: say so
+        return None, f"the run's prompt folder {folder} cannot be read ({exc})"
+    note = "Rebuilt from the task, the previous trial's code and feedback, and the lessons shown"
+    digest = recorded.get("digest")
+    if digest and hasattr(prompts, "digest") and prompts.digest() != digest:
+        note += ("; the prompt templates changed since the run (digest differs), so the wording may "
+                 "differ from what the model saw")
+    elif digest:
+        note += "; the prompt set's digest matches the run's"
+    else:
+        note += "; the run recorded no prompt digest, so the wording is this checkout's"
     prev = trials.get(trial - 1)
     previous = None
     if prev is not None and attempt.strategy in ("reflexion", "feedback"):
         previous = Previous(prev.code or prev.raw_output, this.feedback_seen)
+    lessons = this.lessons_seen if attempt.strategy == "reflexion" else []
     try:
-        messages: list[Message] = messages_for(prompts, task, previous, this.lessons_seen)
+        messages: list[Message] = messages_for(prompts, task, previous, lessons)
         system = prompts.render("actor_system")
     except Exception as exc:  # noqa: BLE001 - templates of another version may want other variables
-        return [{"role": "note", "text": f"could not rebuild the prompt: {exc}"}]
-    return [{"role": "system", "text": system}, *({"role": m.role, "text": m.content} for m in messages)]
+        return None, f"could not rebuild the prompt: {exc}"
+    return [{"role": "system", "text": system}, *({"role": m.role, "text": m.content} for m in messages)], note
