@@ -6,6 +6,7 @@ validated once; written whole into run.json.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +24,12 @@ STRATEGY_CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
+EXECUTORS = ("local", "ray")
+RAY_INSTALL_HINT = "pip install 'reflexion-harness[ray]' (or pip install ray)"
+
+
 class ConfigError(ValueError):
     """A setting is wrong; the message names the setting (and the file, if any)."""
-
-
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,9 @@ class RunConfig:
     k: tuple[int, ...] = (1,)  # pass@k to report; each k <= samples
     limit: int | None = None  # first N tasks
     task_ids: tuple[str, ...] | None = None  # only these tasks, in this order
-    workers: int = 8  # units of work (task x strategy x attempt) in flight at once
+    workers: int = 8  # units of work (task x strategy x attempt) in flight at once (per node on Ray)
+    executor: str = "local"  # local (a thread pool in this process) | ray (a Ray cluster)
+    ray_address: str | None = None  # with executor "ray": the cluster to join; None = Ray's default
     sandbox: str = "docker"  # docker | process (unsafe: no isolation)
     sandbox_workers: int = field(default_factory=available_cores)  # containers in the pool
     out: Path = Path("results")
@@ -105,6 +110,10 @@ class RunConfig:
             path = getattr(self, name)
             if path.exists() and not path.is_dir():
                 raise ConfigError(f"{name} {str(path)!r} exists and is not a folder")
+        if self.executor not in EXECUTORS:
+            raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {self.executor!r}")
+        if self.executor == "ray" and importlib.util.find_spec("ray") is None:
+            raise ConfigError(f"executor 'ray' needs Ray, which is not installed: {RAY_INSTALL_HINT}")
         if self.sandbox not in ("docker", "process"):
             raise ConfigError(f"sandbox must be 'docker' or 'process', got {self.sandbox!r}")
         return self

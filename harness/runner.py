@@ -2,8 +2,9 @@
 
 Units are handed to a concurrent.futures Executor (a local thread pool by default):
 the work is mostly waiting on model calls; the sandbox pool below is sized to the
-CPU cores and units queue for it. Any executor with the same interface (e.g. one
-backed by a cluster) can run the same units.
+CPU cores and units queue for it. With `executor = "ray"` the units run on a Ray
+cluster's nodes instead (harness/executors/ray_executor.py); either way this
+process is the only writer of trials.jsonl.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from tqdm import tqdm
 
@@ -168,10 +169,7 @@ class Runner:
         log = TrialLog(self.run_dir / "trials.jsonl")
         existing = log.open_for_append()
         memory = MemoryStore(self.config.memory_dir, self.config.memory_namespace or self.run_id)
-        for rec in existing:  # a kill between a record and its lesson: put the lesson back
-            if rec.lesson:
-                memory.add(Lesson(rec.run_id, rec.task_id, rec.strategy, rec.attempt, rec.trial, rec.lesson))
-        ctx = self._context(memory)
+        restore_lessons(memory, existing)  # a kill between a record and its lesson
 
         by_attempt: dict[tuple[str, str, int], list[TrialRecord]] = {}
         for rec in existing:
@@ -190,15 +188,60 @@ class Runner:
         )
         bar.set_postfix_str(progress.postfix())
 
+        def store(record: TrialRecord) -> None:
+            with self._log_lock:
+                log.append(record)
+                records.append(record)
+                by_attempt.setdefault((record.task_id, record.strategy, record.attempt), []).append(record)
+            progress.add(record)
+            bar.set_postfix_str(progress.postfix(), refresh=False)
+
+        def unit_done() -> None:
+            bar.update(1)
+            bar.set_postfix_str(progress.postfix())
+
+        timings: dict[str, float] = {}
+        try:
+            if self.config.executor == "ray":
+                from harness.executors.ray_executor import RayExecution
+
+                timings = RayExecution(
+                    self.config, self.run_id, memory.root, memory.namespace, by_attempt,
+                    store, unit_done, restore_lessons,
+                ).run(pending)
+            else:
+                self._run_local(self._context(memory), pending, by_attempt, store, unit_done)
+        except KeyboardInterrupt:
+            self.stop.set()
+            bar.close()
+            log.close()
+            raise RunInterrupted(
+                f"interrupted; {len(records)} finished trials are saved in {self.run_dir}. "
+                f"Resume with: python -m harness run --resume {self.run_dir}"
+            ) from None
+        except BaseException:
+            self.stop.set()
+            log.close()
+            raise
+        bar.close()
+        log.close()
+        trials_s = time.perf_counter() - started - timings.get("cluster_start_s", 0.0)
+        timings = {**timings, "trials_s": round(trials_s, 3)}
+        return RunResult(self.run_dir, self.header, records, timings)
+
+    def _run_local(
+        self,
+        ctx: LoopContext,
+        pending: list[Unit],
+        by_attempt: dict[tuple[str, str, int], list[TrialRecord]],
+        store: Callable[[TrialRecord], None],
+        unit_done: Callable[[], None],
+    ) -> None:
         def work(unit: Unit) -> None:
             task, strategy, attempt = unit
-            done = by_attempt.get((task.task_id, strategy, attempt), [])
+            done = list(by_attempt.get((task.task_id, strategy, attempt), []))
             for record in run_attempt(ctx, task, strategy, attempt, done):
-                with self._log_lock:
-                    log.append(record)
-                    records.append(record)
-                progress.add(record)
-                bar.set_postfix_str(progress.postfix(), refresh=False)
+                store(record)
 
         executor = self.executor_factory(self.config.workers)
         futures: set[Future] = {executor.submit(work, unit) for unit in pending}
@@ -210,27 +253,20 @@ class Runner:
                         fut.result()
                     except Stopped:
                         pass
-                    bar.update(1)
-                    bar.set_postfix_str(progress.postfix())
-        except KeyboardInterrupt:
-            self.stop.set()
-            executor.shutdown(wait=False, cancel_futures=True)
-            bar.close()
-            log.close()
-            raise RunInterrupted(
-                f"interrupted; {len(records)} finished trials are saved in {self.run_dir}. "
-                f"Resume with: python -m harness run --resume {self.run_dir}"
-            ) from None
+                    unit_done()
         except BaseException:
             self.stop.set()
             executor.shutdown(wait=False, cancel_futures=True)
-            log.close()
             raise
         executor.shutdown(wait=True)
-        bar.close()
-        log.close()
-        timings = {"trials_s": round(time.perf_counter() - started, 3)}
-        return RunResult(self.run_dir, self.header, records, timings)
+
+
+def restore_lessons(memory: Any, records: Sequence[TrialRecord]) -> None:
+    """Puts back the lessons of recorded trials (idempotent): a kill may fall between
+    a trial's record and its lesson."""
+    for rec in records:
+        if rec.lesson:
+            memory.add(Lesson(rec.run_id, rec.task_id, rec.strategy, rec.attempt, rec.trial, rec.lesson))
 
 
 def prepare_run_dir(config: RunConfig, tasks: TaskSet, sandbox_name: str) -> tuple[Path, dict[str, Any]]:

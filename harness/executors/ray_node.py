@@ -1,0 +1,107 @@
+"""One NodeWorker actor per Ray node: the node's model, its sandbox pool, its units.
+
+The actor is pinned to its node and opens the model and the Docker sandbox pool once;
+every unit the driver places on the node runs in it as an actor task (one thread
+each; the driver keeps at most `workers` in flight and the actor has CONTROL_SLOTS
+threads more, so stop and close are never queued behind units), so the units share the pool and the model as they
+would in a local run. A unit hands each finished trial to the Collector and waits
+until the driver has written it before going on (so a lesson is never stored for a
+trial that is not on disk).
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import ray
+
+from harness.config import RunConfig
+from harness.evaluator import Evaluator
+from harness.executors.ray_services import ClusterLimiter, RemoteMemory
+from harness.loop import LoopContext, LoopSettings, Stopped, run_attempt
+from harness.prompting import Prompts
+from harness.results import TrialRecord
+from harness.tasks.base import Task
+
+
+CONTROL_SLOTS = 4
+
+
+@dataclass(frozen=True)
+class Services:
+    """Handles of the run's cluster-wide actors, given to every NodeWorker."""
+
+    collector: Any
+    memory: Any
+    limiter: Any | None  # None when the run sets no rate limit
+
+
+@ray.remote(num_cpus=0)
+class NodeWorker:
+    def __init__(self, config: RunConfig, run_id: str, services: Services) -> None:
+        self._stop = threading.Event()
+        self._collector = services.collector
+        self._model = None
+        self._sandbox = None
+        self._ctx: LoopContext | None = None
+        self._error: str | None = None
+        self._units = 0
+        try:
+            self._open(config, run_id, services)
+        except Exception as exc:  # reported by ready(): the driver says which node failed
+            self._error = f"{type(exc).__name__}: {exc}"
+            self.close()
+
+    def _open(self, config: RunConfig, run_id: str, services: Services) -> None:
+        from harness.commands.run import model_settings
+        from harness.models import open_model
+        from sandbox import SandboxConfig, open_sandbox
+
+        limiter = ClusterLimiter(services.limiter) if services.limiter is not None else None
+        self._model = open_model(config.model, model_settings(config, limiter=limiter))
+        self._sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers))
+        prompts = Prompts()
+        evaluator = Evaluator(self._sandbox, prompts, timeout_s=config.test_timeout_s)
+        self._ctx = LoopContext(
+            run_id, self._model, prompts, evaluator, RemoteMemory(services.memory),
+            LoopSettings.from_config(config), self._stop,
+        )
+
+    def ready(self) -> dict[str, Any]:
+        return {
+            "node_id": ray.get_runtime_context().get_node_id(),
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "error": self._error,
+        }
+
+    def run_unit(self, task: Task, strategy: str, attempt: int, done: Sequence[TrialRecord], generation: int) -> str:
+        """Runs one attempt from after `done`; "done", "stopped" or "superseded"."""
+        assert self._ctx is not None, self._error
+        self._units += 1
+        try:
+            for record in run_attempt(self._ctx, task, strategy, attempt, done):
+                if not ray.get(self._collector.put.remote(generation, record)):
+                    return "superseded"  # the driver gave this unit to another node
+        except Stopped:
+            return "stopped"
+        return "done"
+
+    def stats(self) -> dict[str, Any]:
+        return {"units": self._units, "pid": os.getpid()}
+
+    def stop(self) -> None:
+        """No unit starts another trial; the trial in progress is not recorded."""
+        self._stop.set()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+        if self._model is not None:
+            self._model.close()
+            self._model = None
