@@ -112,7 +112,7 @@ class RunConfig:
                 raise ConfigError(f"{name} {str(path)!r} exists and is not a folder")
         if self.executor not in EXECUTORS:
             raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {self.executor!r}")
-        if self.executor == "ray" and importlib.util.find_spec("ray") is None:
+        if self.executor == "ray" and not _installed("ray"):
             raise ConfigError(f"executor 'ray' needs Ray, which is not installed: {RAY_INSTALL_HINT}")
         if self.sandbox not in ("docker", "process"):
             raise ConfigError(f"sandbox must be 'docker' or 'process', got {self.sandbox!r}")
@@ -161,6 +161,13 @@ class RunConfig:
         data = dict(data.get("run", data))
         cls.from_dict(data, source=str(path))  # fail early on unknown keys / bad types
         return data
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 _PATHS = {"out", "memory_dir", "cache_dir"}

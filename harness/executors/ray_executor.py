@@ -94,6 +94,7 @@ class RayExecution:
         self._generation: dict[UnitKey, int] = {}
         self._losses: dict[UnitKey, int] = {}
         self._connected_here = False
+        self.units_by_node: dict[str, int] = {}  # units handed to each node, lost ones included
 
     # --- the run ------------------------------------------------------------------
     def run(self, units: Sequence[Unit]) -> dict[str, float]:
@@ -220,6 +221,7 @@ class RayExecution:
                 ref = node.worker.run_unit.remote(task, strategy, attempt, list(self.written.get(key, [])), generation)
                 self._in_flight[ref] = _Slot(unit, generation, node.node_id)
                 node.in_flight += 1
+                self.units_by_node[node.node_id] = self.units_by_node.get(node.node_id, 0) + 1
 
     def _write(self, batch: list[tuple[int, int, TrialRecord]]) -> None:
         verdicts: dict[int, bool] = {}
@@ -262,6 +264,8 @@ class RayExecution:
 
     # --- the end ------------------------------------------------------------------
     def _close_nodes(self) -> None:
+        for node_id, count in sorted(self.units_by_node.items()):
+            self.log.info("node %s ran %d units", node_id[:12], count)
         closing = [n.worker.close.remote() for n in self._nodes.values()]
         ray.wait(closing, num_returns=len(closing), timeout=CLOSE_TIMEOUT_S)
         for node in self._nodes.values():
