@@ -1,8 +1,8 @@
 """Runs a run's units on a Ray cluster; the driver (this process) writes every record.
 
-Placement: one NodeWorker per alive node (ray_node.py), each taking up to `workers`
-units at once; the driver hands the next unit to whichever node has a free slot, so
-faster nodes take more. Nodes that join mid-run get a NodeWorker at the next check.
+Placement: one NodeWorker per alive node that offers Ray a CPU (ray_node.py), each
+taking up to `workers` units at once; the driver hands the next unit to whichever
+node has a free slot, so faster nodes take more. Nodes that join mid-run get a NodeWorker at the next check.
 
 Exactly once: each unit carries a generation number. A record reaches the driver
 through the Collector; the driver writes it if its generation is the unit's current
@@ -141,6 +141,8 @@ class RayExecution:
             node_id = info["NodeID"]
             if not info.get("Alive") or node_id in self._nodes or node_id in self._lost_nodes:
                 continue
+            if not info.get("Resources", {}).get("CPU"):
+                continue  # a node that offers Ray no CPU (e.g. a KubeRay head) takes no units
             worker = NodeWorker.options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
                 max_concurrency=self.config.workers + CONTROL_SLOTS,

@@ -178,3 +178,26 @@ def test_rate_limit_holds_for_the_whole_cluster_and_ctrl_c_stops_it(tmp_path: Pa
         assert "Resume with: python -m harness run --resume" in err
         time.sleep(1.0)
         assert [r.received_at for r in stub.requests] == starts  # nothing ran after Ctrl-C
+
+
+@pytest.mark.model
+def test_each_node_loads_its_own_embedded_model(tmp_path: Path, cluster, caplog: pytest.LogCaptureFixture) -> None:
+    from harness.models.fetch import catalogue, is_ready, model_path, resolve_models_dir
+
+    info = catalogue()["smollm2-135m"]
+    if not is_ready(info, resolve_models_dir()):
+        if os.environ.get("HARNESS_REQUIRE_MODEL") == "1":
+            pytest.fail("HARNESS_REQUIRE_MODEL=1 but the SmolLM2 GGUF is not fetched")
+        pytest.skip("run `python -m harness model fetch smollm2-135m`")
+    gguf = model_path(info, resolve_models_dir())
+    caplog.set_level(logging.INFO, logger="harness.ray")
+    args = [
+        "run", "--tasks", "builtin", "--limit", "3", "--strategy", "baseline", "--max-tokens", "48",
+        "--model", f"local:{gguf}", "--out", str(tmp_path / "results"), "--memory-dir", str(tmp_path / "memory"),
+        "--no-cache", "--no-report", "--sandbox-workers", "1", *ray_args(cluster, workers=1),
+    ]
+    assert main(args) == 0
+    records = read_trials(only_run(tmp_path / "results"))
+    assert len(records) == 3 and all(r["model_calls"] == 1 and r["raw_output"] for r in records)
+    ran = [r.getMessage() for r in caplog.records if r.getMessage().startswith("node ") and r.getMessage().endswith(" ran 1 units")]
+    assert len(ran) == 3, ran  # one unit on each node: three NodeWorkers, each with its own model

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -27,3 +29,15 @@ def test_without_ray_the_error_says_how_to_install_it(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "pip install 'reflexion-harness[ray]'" in done.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_executor_is_a_setting_of_the_config_file_too(tmp_path: Path) -> None:
+    from harness.config import ConfigError, RunConfig
+
+    path = tmp_path / "run.toml"
+    path.write_text('[run]\nexecutor = "ray"\nray-address = "10.0.0.5:6379"\n')
+    config = RunConfig.from_dict(RunConfig.load_toml(path))
+    assert (config.executor, config.ray_address) == ("ray", "10.0.0.5:6379")
+    assert RunConfig().executor == "local"
+    with pytest.raises(ConfigError, match="executor must be one of local, ray"):
+        RunConfig(executor="dask").validate()
