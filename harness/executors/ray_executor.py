@@ -15,6 +15,7 @@ as for a local run.
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -51,6 +52,17 @@ CLOSE_TIMEOUT_S = 20.0
 
 class ClusterError(RuntimeError):
     """The cluster cannot run the units; the message says what and where."""
+
+
+def _check_reachable(address: str | None) -> None:
+    """Fails in seconds on a host:port nobody listens on (Ray itself retries for minutes)."""
+    host, sep, port = (address or "").rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return  # "auto", "local", ray://..., None: Ray's own lookup
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise ConnectionError(f"nothing answers at {address} ({exc})") from None
 
 
 def _key(unit: Unit) -> UnitKey:
@@ -94,6 +106,7 @@ class RayExecution:
         self._generation: dict[UnitKey, int] = {}
         self._losses: dict[UnitKey, int] = {}
         self._connected_here = False
+        self._services: Services | None = None
         self.units_by_node: dict[str, int] = {}  # units handed to each node, lost ones included
 
     # --- the run ------------------------------------------------------------------
@@ -117,7 +130,15 @@ class RayExecution:
     def _connect(self) -> None:
         if ray.is_initialized():
             return  # e.g. a test or a notebook that connected already
-        ray.init(address=self.config.ray_address, logging_level=logging.WARNING)
+        where = self.config.ray_address or "RAY_ADDRESS or a new local instance"
+        try:
+            _check_reachable(self.config.ray_address)
+            ray.init(address=self.config.ray_address, logging_level=logging.WARNING)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ClusterError(
+                f"cannot join the Ray cluster at {where}: {exc}. Start one with `ray start --head` "
+                "(README: 'Running on a Ray cluster') or give its address with --ray-address"
+            ) from None
         self._connected_here = True
 
     def _start_services(self) -> None:
@@ -272,16 +293,16 @@ class RayExecution:
         ray.wait(closing, num_returns=len(closing), timeout=CLOSE_TIMEOUT_S)
         for node in self._nodes.values():
             ray.kill(node.worker, no_restart=True)
-        for service in (self._collector, self._memory_host, self._services.limiter):
-            if service is not None:
-                ray.kill(service, no_restart=True)
+        if self._services is not None:
+            for service in (self._services.collector, self._services.memory, self._services.limiter):
+                if service is not None:
+                    ray.kill(service, no_restart=True)
 
     def _abort(self) -> None:
         """Ctrl-C or an error: no unit starts another trial; pools close; actors go."""
         try:
             for node in self._nodes.values():
                 node.worker.stop.remote()
-            if hasattr(self, "_collector"):
-                self._close_nodes()
+            self._close_nodes()
         except Exception as exc:  # the cluster may be what failed
             self.log.warning("closing the run's Ray actors: %s: %s", type(exc).__name__, exc)
