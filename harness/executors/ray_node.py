@@ -21,6 +21,7 @@ import ray
 from harness.config import RunConfig
 from harness.evaluator import Evaluator
 from harness.executors.ray_services import ClusterLimiter, RemoteMemory
+from harness.hostinfo import available_cores
 from harness.loop import LoopContext, LoopSettings, Stopped, run_attempt
 from harness.prompting import Prompts
 from harness.results import TrialRecord
@@ -37,6 +38,15 @@ class Services:
     collector: Any
     memory: Any
     limiter: Any | None  # None when the run sets no rate limit
+
+
+def _node_cpus() -> int:
+    """The CPUs this node offers Ray (`ray start --num-cpus`, by default its cores), at most
+    the cores this process may use: the embedded model's threads. Several Ray nodes on one
+    machine (as in the tests) then share its cores instead of each spinning on all of them."""
+    here = ray.get_runtime_context().get_node_id()
+    offered = next((n.get("Resources", {}).get("CPU", 0) for n in ray.nodes() if n["NodeID"] == here), 0)
+    return max(1, min(int(offered), available_cores()))
 
 
 @ray.remote(num_cpus=0)
@@ -61,7 +71,8 @@ class NodeWorker:
         from sandbox import SandboxConfig, open_sandbox
 
         limiter = ClusterLimiter(services.limiter) if services.limiter is not None else None
-        self._model = open_model(config.model, model_settings(config, limiter=limiter))
+        settings = model_settings(config, limiter=limiter, n_threads=_node_cpus())
+        self._model = open_model(config.model, settings)
         self._sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers))
         prompts = Prompts()
         evaluator = Evaluator(self._sandbox, prompts, timeout_s=config.test_timeout_s)
