@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from harness.calls import CallSettings, Meter, call
-from harness.extract import END_OF_CODE_BLOCK, UnparseableOutput, assemble_program, extract_code
+from harness.extract import UnparseableOutput, assemble_program, extract_code
 from harness.models.base import ChatModel, Message
 from harness.prompting import Prompts
 from harness.tasks.base import Task
@@ -23,14 +23,24 @@ class Previous:
 class Draft:
     raw_output: str
     code: str  # "" when unparseable
-    program: str  # code with the prompt's imports, ready to run
+    program: str  # the task's prompt followed by the code: what is graded
     error: str | None  # why the answer holds no usable code
+    temperature_used: float | None = None  # None: the model sampled at its own default
 
 
 def messages_for(prompts: Prompts, task: Task, previous: Previous | None, lessons: Sequence[str]) -> list[Message]:
     # The first message (system + task) is the same at every trial: backends with prompt
     # caching reuse it.
-    messages = [Message("user", prompts.render("actor_task", prompt=task.prompt, entry_point=task.entry_point), cache_prefix=True)]
+    # Lessons go into the first message only when there is no previous trial: lessons
+    # earlier runs left in a shared memory namespace, shown from trial 1.
+    first_lessons = list(lessons) if previous is None else []
+    messages = [
+        Message(
+            "user",
+            prompts.render("actor_task", prompt=task.prompt, entry_point=task.entry_point, lessons=first_lessons),
+            cache_prefix=not first_lessons,
+        )
+    ]
     if previous is not None:
         messages.append(Message("assistant", f"```python\n{previous.code.rstrip()}\n```"))
         messages.append(
@@ -61,10 +71,13 @@ def write_code(
         system=prompts.render("actor_system"),
         max_tokens=max_tokens,
         settings=settings,
-        stop=END_OF_CODE_BLOCK,
+        # No stop sequence: any stop that ends a code block ("\n```\n") also matches an
+        # opening fence without a tag and would cut the answer before its code. The
+        # extractor takes the code out of whatever follows.
     )
+    used = None if completion.temperature_ignored else settings.temperature
     try:
         code = extract_code(completion.text, task.entry_point)
     except UnparseableOutput as exc:
-        return Draft(completion.text, "", "", f"unparseable answer: {exc}")
-    return Draft(completion.text, code, assemble_program(task.prompt, code), None)
+        return Draft(completion.text, "", "", f"unparseable answer: {exc}", used)
+    return Draft(completion.text, code, assemble_program(task.prompt, code), None, used)

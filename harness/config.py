@@ -19,8 +19,9 @@ STRATEGY_CHOICES: dict[str, tuple[str, ...]] = {
     "reflexion": ("reflexion",),
     "baseline": ("baseline",),
     "feedback": ("feedback",),
+    "resample": ("resample",),
     "both": ("reflexion", "baseline"),
-    "all": ("reflexion", "feedback", "baseline"),
+    "all": ("reflexion", "feedback", "resample", "baseline"),
 }
 
 
@@ -53,6 +54,9 @@ class RunConfig:
     memory_namespace: str | None = None  # share lessons across runs under this name
     max_internal_tests: int = 6
     temperature: float = 0.0
+    # resample's Actor from trial 2 on, when `temperature` is 0: independent samples
+    # need a temperature above 0 (at a temperature above 0, resample uses that one).
+    resample_temperature: float = 0.8
     seed: int = 0
     max_tokens: int = 768  # per Actor answer
     max_tokens_tests: int = 256
@@ -66,6 +70,7 @@ class RunConfig:
     tokens_per_minute: int | None = None
     prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # model id -> {input, output, ...} $/Mtok
     oracle_feedback: bool = False  # ablation: feedback from hidden tests (reports flag it)
+    prompts: Path | None = None  # a folder of templates overriding harness/prompts/ by name
     report: bool = True  # write the report at the end of the run
 
     @property
@@ -104,6 +109,13 @@ class RunConfig:
             )
         if not 0.0 <= self.temperature <= 2.0:
             raise ConfigError(f"temperature must be within [0, 2], got {self.temperature!r}")
+        if not 0.0 < self.resample_temperature <= 2.0:
+            raise ConfigError(
+                f"resample_temperature must be within (0, 2], got {self.resample_temperature!r}: "
+                "resample draws independent samples, which needs a temperature above 0"
+            )
+        if self.prompts is not None and not self.prompts.is_dir():
+            raise ConfigError(f"prompts {str(self.prompts)!r} is not a folder of prompt templates")
         if self.test_timeout_s <= 0:
             raise ConfigError(f"test_timeout_s must be > 0, got {self.test_timeout_s!r}")
         for name in ("out", "memory_dir", "cache_dir"):
@@ -125,7 +137,7 @@ class RunConfig:
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, Path):
+            if isinstance(value, Path):  # (None stays None)
                 value = str(value)
             elif isinstance(value, tuple):
                 value = list(value)
@@ -170,7 +182,7 @@ def _installed(module: str) -> bool:
         return False
 
 
-_PATHS = {"out", "memory_dir", "cache_dir"}
+_PATHS = {"out", "memory_dir", "cache_dir", "prompts"}
 _INT_TUPLES = {"k"}
 _STR_TUPLES = {"task_ids"}
 

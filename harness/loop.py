@@ -1,12 +1,21 @@
 """The trial loop for one attempt of one task under one strategy: pure orchestration.
 
-reflexion: tests once -> [Actor -> Evaluator -> stop? -> Self-Reflection -> memory] x trials
+reflexion: tests once -> [Self-Reflection on the last trial -> Actor -> Evaluator -> stop?] x trials
 feedback:  the same without Self-Reflection (the Actor sees feedback, no lessons)
+resample:  tests once -> [a fresh Actor sample -> Evaluator -> stop?] x trials: no
+           feedback, no lessons (the compute-matched rival of repair)
 baseline:  one Actor call, no tests, no feedback, no memory
+
+Each call is charged to the trial it serves: the lesson about trial t is written at
+the start of trial t+1 and counts there. A trial's record is yielded as soon as its
+implementation is evaluated and graded.
 
 Hidden tests are run on every implementation for measurement only: their results go
 into the record and nowhere else (not into a prompt, not into a stop decision), except
 under the oracle-feedback ablation, which uses them as the internal tests, openly.
+
+A model error that outlived the backend's retries raises AttemptIncomplete: the trial
+it broke writes no record, the trials before it stay, and `--resume` continues there.
 """
 from __future__ import annotations
 
@@ -14,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence, TypeVar
 
 from harness.actor import Draft, Previous, write_code
 from harness.calls import CallSettings, Meter
@@ -25,10 +34,13 @@ from harness.prompting import Prompts
 from harness.reflection import reflect
 from harness.results import TrialRecord
 from harness.tasks.base import Task
-from harness.testgen import InternalTests, write_tests
+from harness.testgen import write_tests
 
 if TYPE_CHECKING:
     from harness.config import RunConfig
+
+ITERATING = ("reflexion", "feedback", "resample")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -36,6 +48,7 @@ class LoopSettings:
     """The part of RunConfig the loop reads (defaults live in RunConfig only)."""
 
     trials: int
+    samples: int
     max_internal_tests: int
     memory_window: int
     max_tokens: int
@@ -43,12 +56,27 @@ class LoopSettings:
     max_tokens_lesson: int
     test_timeout_s: float
     temperature: float
+    resample_temperature: float
     seed: int
     oracle_feedback: bool
+    model: str = ""  # the model spec, written into each lesson
 
     @classmethod
     def from_config(cls, config: "RunConfig") -> "LoopSettings":
         return cls(**{f.name: getattr(config, f.name) for f in fields(cls)})
+
+    def first_call(self, attempt: int) -> CallSettings:
+        """Every strategy's first calls: the run's temperature, one seed per attempt."""
+        return CallSettings(temperature=self.temperature, seed=self.seed + attempt - 1)
+
+    def resample_call(self, attempt: int, trial: int) -> CallSettings:
+        """resample's Actor from trial 2 on: an independent sample needs its own seed and
+        a temperature above 0; at a run temperature of 0, `resample_temperature`."""
+        if trial == 1:
+            return self.first_call(attempt)
+        temperature = self.temperature if self.temperature > 0 else self.resample_temperature
+        # Distinct for every (attempt, trial): attempt a's trial 1 uses seed + a - 1.
+        return CallSettings(temperature=temperature, seed=self.seed + attempt - 1 + self.samples * (trial - 1))
 
 
 @dataclass
@@ -64,6 +92,16 @@ class LoopContext:
 
 class Stopped(Exception):
     """The run is being interrupted; the unfinished trial is not recorded."""
+
+
+class AttemptIncomplete(Exception):
+    """A model call failed after the backend's retries; the attempt stops unscored."""
+
+    def __init__(self, role: str, trial: int, error: str) -> None:
+        super().__init__(f"{role} at trial {trial}: {error}")
+        self.role = role  # test_writer | actor | reflection
+        self.trial = trial
+        self.error = error
 
 
 def _now() -> str:
@@ -83,76 +121,85 @@ def _usage_fields(meter: Meter) -> dict:
     }
 
 
+def _model_call(role: str, trial: int, fn: Callable[[], T]) -> T:
+    try:
+        return fn()
+    except ModelError as exc:
+        raise AttemptIncomplete(role, trial, " ".join(str(exc).split())) from exc
+
+
 def run_attempt(
     ctx: LoopContext, task: Task, strategy: str, attempt: int, done: Sequence[TrialRecord] = ()
 ) -> Iterator[TrialRecord]:
     """Yields each finished trial's record; the caller stores it before asking for the next.
 
     `done` holds this attempt's records from an interrupted run: the loop picks up
-    after them, rebuilding its state (tests, last code, last feedback) from them.
+    after the last of them, rebuilding its state (tests, last code, last feedback).
     """
     done = sorted(done, key=lambda r: r.trial)
     if done and done[-1].final:
         return
-    s = ctx.settings
-    calls = CallSettings(temperature=s.temperature, seed=s.seed + attempt - 1)
     if strategy == "baseline":
-        yield from _baseline(ctx, task, attempt, calls)
-        return
-    if strategy not in ("reflexion", "feedback"):
+        yield from _baseline(ctx, task, attempt)
+    elif strategy in ITERATING:
+        yield from _iterate(ctx, task, strategy, attempt, done)
+    else:
         raise ValueError(f"unknown strategy {strategy!r}")
 
-    first_trial = len(done) + 1
+
+def _iterate(
+    ctx: LoopContext, task: Task, strategy: str, attempt: int, done: Sequence[TrialRecord]
+) -> Iterator[TrialRecord]:
+    s = ctx.settings
     previous = Previous(done[-1].code or done[-1].raw_output, done[-1].feedback) if done else None
     internal_tests: list[str] = list(done[0].internal_tests) if done else []
-    testgen_record: dict | None = None
 
-    for trial in range(first_trial, s.trials + 1):
+    for trial in range((done[-1].trial + 1) if done else 1, s.trials + 1):
         if ctx.stop.is_set():
             raise Stopped()
         started = time.perf_counter()
         meter = Meter()
-        sandbox_s = 0.0
+        testgen_record: dict | None = None
         if trial == 1:
             if s.oracle_feedback:
                 internal_tests = list(task.hidden_tests)
                 testgen_record = {"oracle_feedback": True, "kept": len(internal_tests)}
             else:
-                try:
-                    written: InternalTests = write_tests(
-                        ctx.model, ctx.prompts, meter, task,
-                        max_tests=s.max_internal_tests, max_tokens=s.max_tokens_tests, settings=calls,
-                    )
-                except ModelError as exc:
-                    yield _error_record(ctx, task, strategy, attempt, trial, meter, started, f"test writer: {exc}")
-                    return
+                written = _model_call("test_writer", trial, lambda: write_tests(
+                    ctx.model, ctx.prompts, meter, task,
+                    max_tests=s.max_internal_tests, max_tokens=s.max_tokens_tests, settings=s.first_call(attempt),
+                ))
                 internal_tests = written.tests
                 testgen_record = written.as_record()
-        lessons = (
-            ctx.memory.recall(task.task_id, run_id=ctx.run_id, strategy=strategy, attempt=attempt, window=s.memory_window)
-            if strategy == "reflexion" and previous is not None
-            else []
-        )
-        try:
-            draft = write_code(
-                ctx.model, ctx.prompts, meter, task,
-                previous=previous, lessons=lessons, max_tokens=s.max_tokens, settings=calls,
-            )
-        except ModelError as exc:
-            yield _error_record(
-                ctx, task, strategy, attempt, trial, meter, started, f"actor: {exc}",
-                internal_tests=internal_tests, testgen=testgen_record, memory_shown=lessons,
-            )
-            return
 
-        internal, feedback = _evaluate_internal(ctx, draft, internal_tests)
-        sandbox_s += internal.seconds if internal else 0.0
+        lesson: str | None = None
+        shown: list[str] = []
+        if strategy == "reflexion":
+            if previous is not None:
+                last = previous
+                lesson = _model_call("reflection", trial, lambda: reflect(
+                    ctx.model, ctx.prompts, meter, task, code=last.code, feedback=last.feedback,
+                    max_tokens=s.max_tokens_lesson, settings=s.first_call(attempt),
+                ))
+            stored = ctx.memory.recall(
+                task.task_id, run_id=ctx.run_id, strategy=strategy, attempt=attempt,
+                window=s.memory_window, oracle_feedback=s.oracle_feedback,
+            )
+            shown = [*stored, lesson][-s.memory_window:] if lesson and s.memory_window > 0 else stored
+
+        calls = s.resample_call(attempt, trial) if strategy == "resample" else s.first_call(attempt)
+        context = None if strategy == "resample" else previous
+        draft = _model_call("actor", trial, lambda: write_code(
+            ctx.model, ctx.prompts, meter, task,
+            previous=context, lessons=shown, max_tokens=s.max_tokens, settings=calls,
+        ))
+
+        internal, feedback = _evaluate_internal(ctx, task, draft, internal_tests)
         hidden = _grade_hidden(ctx, task, draft)
-        sandbox_s += hidden.seconds if hidden else 0.0
+        sandbox_s = (internal.seconds if internal else 0.0) + (hidden.seconds if hidden else 0.0)
 
-        no_tests = not internal_tests
-        internal_passed = None if no_tests else bool(internal and internal.passed)
-        if no_tests:
+        internal_passed = None if not internal_tests else bool(internal and internal.passed)
+        if not internal_tests:
             stop_reason: str | None = "no_internal_tests"
         elif internal_passed:
             stop_reason = "internal_pass"
@@ -160,19 +207,6 @@ def run_attempt(
             stop_reason = "budget"
         else:
             stop_reason = None
-
-        lesson: str | None = None
-        error = draft.error
-        if stop_reason is None and strategy == "reflexion":
-            try:
-                lesson = reflect(
-                    ctx.model, ctx.prompts, meter, task,
-                    code=draft.code or draft.raw_output, feedback=feedback,
-                    max_tokens=s.max_tokens_lesson, settings=calls,
-                )
-            except ModelError as exc:
-                error = f"self-reflection: {exc}"
-                stop_reason = "error"
 
         record = TrialRecord(
             run_id=ctx.run_id,
@@ -191,48 +225,55 @@ def run_attempt(
             hidden_passed=bool(hidden and hidden.passed),
             feedback=feedback,
             lesson=lesson,
-            memory_shown=list(lessons),
-            testgen=testgen_record if trial == 1 else None,
-            error=error,
+            memory_shown=list(shown),
+            testgen=testgen_record,
+            error=draft.error,
+            oracle_feedback=s.oracle_feedback,
+            temperature_used=draft.temperature_used,
             sandbox_s=round(sandbox_s, 4),
             wall_s=round(time.perf_counter() - started, 4),
             finished_at=_now(),
             **_usage_fields(meter),
         )
         yield record  # the caller has stored it when we resume here
-        if lesson:
-            ctx.memory.add(Lesson(ctx.run_id, task.task_id, strategy, attempt, trial, lesson))
+        if lesson:  # stored once its record is: a resumed run puts it back from the record
+            ctx.memory.add(lesson_of(record, s.model))
         if record.final:
             return
         previous = Previous(draft.code or draft.raw_output, feedback)
 
 
-def _evaluate_internal(ctx: LoopContext, draft: Draft, tests: list[str]) -> tuple[Evaluation | None, str]:
+def lesson_of(record: TrialRecord, model: str) -> Lesson:
+    """The memory entry for the lesson a (schema 2) record holds: about the trial before."""
+    assert record.lesson
+    return Lesson(
+        record.run_id, record.task_id, record.strategy, record.attempt, record.trial - 1, record.lesson,
+        model=model, oracle_feedback=record.oracle_feedback,
+    )
+
+
+def _evaluate_internal(ctx: LoopContext, task: Task, draft: Draft, tests: list[str]) -> tuple[Evaluation | None, str]:
     if draft.error:
         return None, ctx.evaluator.feedback(None, error=draft.error)
-    evaluation = ctx.evaluator.run(draft.program, tests, trusted=False)
+    evaluation = ctx.evaluator.run(draft.program, tests, task=task)
     return evaluation, ctx.evaluator.feedback(evaluation)
 
 
 def _grade_hidden(ctx: LoopContext, task: Task, draft: Draft) -> Evaluation | None:
     if draft.error:
         return None
-    return ctx.evaluator.run(draft.program, task.hidden_tests, trusted=True, timeout_s=task.timeout_s)
+    return ctx.evaluator.run(draft.program, task.hidden_tests, task=task, timeout_s=task.timeout_s)
 
 
-def _baseline(ctx: LoopContext, task: Task, attempt: int, calls: CallSettings) -> Iterator[TrialRecord]:
+def _baseline(ctx: LoopContext, task: Task, attempt: int) -> Iterator[TrialRecord]:
     if ctx.stop.is_set():
         raise Stopped()
     started = time.perf_counter()
     meter = Meter()
-    try:
-        draft = write_code(
-            ctx.model, ctx.prompts, meter, task,
-            previous=None, lessons=[], max_tokens=ctx.settings.max_tokens, settings=calls,
-        )
-    except ModelError as exc:
-        yield _error_record(ctx, task, "baseline", attempt, 1, meter, started, f"actor: {exc}")
-        return
+    draft = _model_call("actor", 1, lambda: write_code(
+        ctx.model, ctx.prompts, meter, task,
+        previous=None, lessons=[], max_tokens=ctx.settings.max_tokens, settings=ctx.settings.first_call(attempt),
+    ))
     hidden = _grade_hidden(ctx, task, draft)
     yield TrialRecord(
         run_id=ctx.run_id,
@@ -247,43 +288,8 @@ def _baseline(ctx: LoopContext, task: Task, attempt: int, calls: CallSettings) -
         hidden_results=hidden.records if hidden else [],
         hidden_passed=bool(hidden and hidden.passed),
         error=draft.error,
+        temperature_used=draft.temperature_used,
         sandbox_s=round(hidden.seconds if hidden else 0.0, 4),
-        wall_s=round(time.perf_counter() - started, 4),
-        finished_at=_now(),
-        **_usage_fields(meter),
-    )
-
-
-def _error_record(
-    ctx: LoopContext,
-    task: Task,
-    strategy: str,
-    attempt: int,
-    trial: int,
-    meter: Meter,
-    started: float,
-    error: str,
-    *,
-    internal_tests: list[str] | None = None,
-    testgen: dict | None = None,
-    memory_shown: Sequence[str] = (),
-) -> TrialRecord:
-    """A model failure that survived the backend's retries ends the attempt, recorded as failed."""
-    return TrialRecord(
-        run_id=ctx.run_id,
-        task_id=task.task_id,
-        strategy=strategy,
-        attempt=attempt,
-        trial=trial,
-        final=True,
-        stop_reason="error",
-        code="",
-        raw_output="",
-        internal_tests=internal_tests or [],
-        hidden_passed=False,
-        memory_shown=list(memory_shown),
-        testgen=testgen if trial == 1 else None,
-        error=error,
         wall_s=round(time.perf_counter() - started, 4),
         finished_at=_now(),
         **_usage_fields(meter),

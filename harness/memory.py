@@ -2,14 +2,17 @@
 
 Layout: <memory_dir>/<namespace>/<task-id>.jsonl. A run writes under its own
 namespace (its run id) unless the user names a shared one, in which case the Actor
-also sees lessons earlier runs left there (continual learning across runs).
+also sees lessons earlier runs left there, from trial 1 on (continual learning across
+runs). Each lesson records the run, model and strategy that wrote it and whether
+oracle feedback (the hidden tests) produced it; a run without oracle feedback never
+recalls a lesson that oracle feedback produced.
 """
 from __future__ import annotations
 
 import json
 import re
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,9 +23,11 @@ class Lesson:
     task_id: str
     strategy: str
     attempt: int
-    trial: int
+    trial: int  # the trial whose failure the lesson is about
     text: str
     time: str = ""
+    model: str = ""  # the model spec of the run that wrote it ("" in older files)
+    oracle_feedback: bool = False  # written from hidden-test feedback (the ablation)
 
     @property
     def key(self) -> tuple[str, str, int, int]:
@@ -49,11 +54,13 @@ class MemoryStore:
         if not path.exists():
             return []
         out = []
+        known = {f.name for f in fields(Lesson)}
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 try:
-                    out.append(Lesson(**json.loads(line)))
-                except (json.JSONDecodeError, TypeError):
+                    row = json.loads(line)
+                    out.append(Lesson(**{k: v for k, v in row.items() if k in known}))
+                except (json.JSONDecodeError, TypeError, AttributeError):
                     continue  # a torn line from a killed run
         return [lesson for lesson in out if lesson.task_id == task_id]
 
@@ -69,18 +76,40 @@ class MemoryStore:
                 fh.write(json.dumps(asdict(lesson), ensure_ascii=False) + "\n")
                 fh.flush()
 
-    def recall(self, task_id: str, *, run_id: str, strategy: str, attempt: int, window: int) -> list[str]:
+    def recall(
+        self, task_id: str, *, run_id: str, strategy: str, attempt: int, window: int, oracle_feedback: bool = False
+    ) -> list[str]:
         """The last `window` lessons the Actor may see for this attempt.
 
         Within a run, attempts are independent samples, so an attempt sees its own
         lessons only; lessons left by earlier runs in a shared namespace are visible
-        to every attempt.
+        to every attempt. Lessons produced by oracle feedback are seen only by runs
+        that use oracle feedback themselves.
         """
         if window <= 0:
             return []
         seen = [
             lesson.text
             for lesson in self.lessons(task_id)
-            if lesson.run_id != run_id or (lesson.strategy == strategy and lesson.attempt == attempt)
+            if (lesson.run_id != run_id or (lesson.strategy == strategy and lesson.attempt == attempt))
+            and (oracle_feedback or not lesson.oracle_feedback)
         ]
         return seen[-window:]
+
+    def earlier_runs(self, run_id: str) -> dict[str, int]:
+        """Lessons in this namespace left by other runs: {"lessons", "runs", "oracle_feedback"}."""
+        rows: list[dict] = []
+        if self.folder.is_dir():
+            for path in sorted(self.folder.glob("*.jsonl")):
+                for line in path.read_text(encoding="utf-8").splitlines():
+                    try:
+                        row = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue  # a torn line from a killed run
+                    if isinstance(row, dict) and row.get("run_id") != run_id and "text" in row:
+                        rows.append(row)
+        return {
+            "lessons": len(rows),
+            "runs": len({r.get("run_id") for r in rows}),
+            "oracle_feedback": sum(1 for r in rows if r.get("oracle_feedback")),
+        }

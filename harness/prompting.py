@@ -1,6 +1,13 @@
-"""Renders the prompt templates in harness/prompts/ (all prompt text lives there)."""
+"""Renders the prompt templates in harness/prompts/ (all prompt text lives there).
+
+A run may override any of them with `--prompts DIR`: a template DIR/<name>.j2
+replaces the default of that name, the others stay. The names and the variables each
+template receives are listed in harness/prompts/README.md. run.json records a digest
+of the set actually used.
+"""
 from __future__ import annotations
 
+import hashlib
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -8,22 +15,94 @@ from typing import Any
 import jinja2
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
+# Every template the harness renders; an override folder may hold any of them.
+TEMPLATE_NAMES = (
+    "actor_system", "actor_task", "actor_retry",
+    "testgen_system", "testgen",
+    "reflection_system", "reflection",
+    "feedback",
+)
+
+# The variables each template receives (documented in harness/prompts/README.md),
+# with sample values: `Prompts.check` renders every template with them at start-up.
+_STUB = 'def add(a: int, b: int) -> int:\n    """Return the sum of a and b."""\n'
+VARIABLES: dict[str, dict[str, Any]] = {
+    "actor_system": {},
+    "actor_task": {"prompt": _STUB, "entry_point": "add", "lessons": ["Return a + b, not a - b."]},
+    "actor_retry": {"feedback": "Tests failed:\nassert add(1, 2) == 3  # got -1", "lessons": ["Return a + b."], "entry_point": "add"},
+    "testgen_system": {},
+    "testgen": {"prompt": _STUB, "entry_point": "add", "max_tests": 6},
+    "reflection_system": {},
+    "reflection": {"prompt": _STUB, "code": "def add(a, b):\n    return a - b\n", "feedback": "Tests failed: ..."},
+    "feedback": {"error": None, "passed": ["assert add(0, 0) == 0"], "failed": ["assert add(1, 2) == 3  # got -1"]},
+}
+
+
+class PromptSetError(ValueError):
+    """An override folder is wrong; the message names the file."""
 
 
 class Prompts:
-    """A template environment over a folder; researchers may point it at their own."""
+    """The default templates, with those in `override` (if any) taking their place."""
 
-    def __init__(self, folder: Path = PROMPTS_DIR) -> None:
-        self.folder = folder
+    def __init__(self, override: Path | None = None, *, defaults: Path = PROMPTS_DIR) -> None:
+        self.defaults = defaults
+        self.override = override
+        if override is not None:
+            if not override.is_dir():
+                raise PromptSetError(f"--prompts {override}: not a folder")
+            unknown = sorted(p.stem for p in override.glob("*.j2") if p.stem not in TEMPLATE_NAMES)
+            if unknown:
+                raise PromptSetError(
+                    f"--prompts {override}: unknown template(s) {', '.join(f'{u}.j2' for u in unknown)}; "
+                    f"the names are: {', '.join(f'{n}.j2' for n in TEMPLATE_NAMES)} (see harness/prompts/README.md)"
+                )
 
     @cached_property
     def _env(self) -> jinja2.Environment:
+        folders = [str(self.defaults)] if self.override is None else [str(self.override), str(self.defaults)]
         return jinja2.Environment(
-            loader=jinja2.FileSystemLoader(str(self.folder)),
+            loader=jinja2.FileSystemLoader(folders),  # first folder holding the name wins
             undefined=jinja2.StrictUndefined,  # a missing variable is a bug, not an empty string
             keep_trailing_newline=False,
             autoescape=False,  # plain text for a model, not HTML
         )
 
+    def source_of(self, name: str) -> Path:
+        """The file a template name is read from."""
+        if self.override is not None and (self.override / f"{name}.j2").is_file():
+            return self.override / f"{name}.j2"
+        return self.defaults / f"{name}.j2"
+
+    def overridden(self) -> list[str]:
+        return [n for n in TEMPLATE_NAMES if self.source_of(n).parent != self.defaults]
+
+    def digest(self) -> str:
+        """sha256 over every template's name and text as used: equal digests, equal prompts."""
+        h = hashlib.sha256()
+        for name in TEMPLATE_NAMES:
+            h.update(name.encode() + b"\0" + self.source_of(name).read_bytes() + b"\0")
+        return "sha256:" + h.hexdigest()
+
+    def describe(self) -> dict[str, Any]:
+        """What run.json records about the prompt set."""
+        return {
+            "digest": self.digest(),
+            "folder": str(self.override) if self.override is not None else None,
+            "overridden": self.overridden(),
+        }
+
+    def check(self) -> None:
+        """Renders every template with sample values; raises PromptSetError at once
+        rather than in the middle of a run."""
+        for name in TEMPLATE_NAMES:
+            self.render(name, **VARIABLES[name])
+
     def render(self, name: str, **values: Any) -> str:
-        return self._env.get_template(f"{name}.j2").render(**values).strip()
+        try:
+            template = self._env.get_template(f"{name}.j2")
+            return template.render(**values).strip()
+        except jinja2.UndefinedError as exc:
+            raise PromptSetError(f"{self.source_of(name)}: {exc} (variables: see harness/prompts/README.md)") from None
+        except jinja2.TemplateSyntaxError as exc:
+            raise PromptSetError(f"{exc.filename or self.source_of(name)}:{exc.lineno}: {exc.message}") from None

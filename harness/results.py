@@ -1,6 +1,9 @@
 """Run records: the header (run.json) and one JSON line per finished trial.
 
 trials.jsonl is the source of truth; every summary and report is derived from it.
+errors.jsonl holds one line per attempt the harness could not finish (a model error
+that outlived the backend's retries, an unexpected exception): such an attempt has no
+final trial record and is incomplete; `--resume` continues it.
 Each line is written with one `write` call and flushed at once, so a run killed at
 any moment leaves complete lines, plus at most one torn last line, which readers
 drop and `TrialLog.open_for_append` cuts off before appending.
@@ -13,8 +16,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterator
 
-SCHEMA_VERSION = 1
-STRATEGIES = ("reflexion", "feedback", "baseline")
+# 2: a trial's record holds the lesson written at its start about the previous trial
+# (and that call's cost); model errors write no record (see errors.jsonl);
+# oracle_feedback and temperature_used added.
+SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)
+ERRORS_SCHEMA = 1
+STRATEGIES = ("reflexion", "feedback", "resample", "baseline")
 
 TrialKey = tuple[str, str, int, int]  # (task_id, strategy, attempt, trial)
 
@@ -40,7 +48,7 @@ class TrialRecord:
     attempt: int
     trial: int
     final: bool
-    stop_reason: str | None  # internal_pass | budget | single_sample | error; None if not final
+    stop_reason: str | None  # internal_pass | budget | no_internal_tests | single_sample; None if not final
     code: str  # the implementation extracted from the Actor's answer
     raw_output: str  # the Actor's answer as the model wrote it
     internal_tests: list[str] = field(default_factory=list)  # the attempt's own tests
@@ -49,10 +57,14 @@ class TrialRecord:
     hidden_results: list[TestRecord] = field(default_factory=list)
     hidden_passed: bool = False  # measurement only: never reaches a prompt or a decision
     feedback: str = ""  # this trial's internal-test feedback (the Actor sees it next trial)
-    lesson: str | None = None  # Self-Reflection written after this trial failed
+    # The lesson written at the start of this trial about the previous trial's failure
+    # (None at trial 1); its call counts in this trial's tokens, calls and cost.
+    lesson: str | None = None
     memory_shown: list[str] = field(default_factory=list)  # lessons in this trial's prompt
     testgen: dict[str, Any] | None = None  # trial 1: {"raw_output", "kept", "dropped"}
-    error: str | None = None  # model error or unparseable output, with the reason
+    error: str | None = None  # why the Actor's answer held no usable code
+    oracle_feedback: bool = False  # the ablation: internal tests were the hidden tests
+    temperature_used: float | None = None  # the Actor's sampling temperature; None = the model's own default
     model_calls: int = 0  # calls the strategy made (cache hits included: compute asked for)
     # of which served from the response cache (no model ran)
     cached_calls: int = 0
@@ -76,7 +88,7 @@ class TrialRecord:
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> "TrialRecord":
-        if row.get("schema") != SCHEMA_VERSION:
+        if row.get("schema") not in READABLE_SCHEMAS:
             raise ValueError(f"unsupported trial record schema {row.get('schema')!r}")
         known = {f.name for f in fields(cls)}
         row = {k: v for k, v in row.items() if k in known}
@@ -140,6 +152,30 @@ class TrialLog:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def append_error(path: Path, row: dict[str, Any]) -> None:
+    """One line of errors.jsonl (schema in the contract: kind, task_id, strategy,
+    attempt, trial, role, error, at), flushed at once."""
+    line = json.dumps({"schema": ERRORS_SCHEMA, **row}, ensure_ascii=False, sort_keys=True)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_errors(path: Path) -> list[dict[str, Any]]:
+    """The lines of an errors.jsonl (none if absent); a torn last line is ignored."""
+    if not path.exists():
+        return []
+    rows = []
+    for raw in path.read_text(encoding="utf-8").splitlines(keepends=True):
+        if raw.endswith("\n") and raw.strip():
+            try:
+                rows.append(json.loads(raw))
+            except json.JSONDecodeError:
+                continue
+    return rows
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -26,11 +27,11 @@ from tqdm import tqdm
 from harness import __version__
 from harness.config import RunConfig
 from harness.evaluator import Evaluator
-from harness.loop import LoopContext, LoopSettings, Stopped, run_attempt
-from harness.memory import Lesson, MemoryStore
+from harness.loop import AttemptIncomplete, LoopContext, LoopSettings, Stopped, lesson_of, run_attempt
+from harness.memory import MemoryStore
 from harness.models.base import ChatModel
 from harness.prompting import Prompts
-from harness.results import SCHEMA_VERSION, TrialLog, TrialRecord, write_json
+from harness.results import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, write_json
 from harness.tasks.base import Task, TaskSet
 from sandbox import Sandbox
 
@@ -92,6 +93,7 @@ def _versions() -> dict[str, Any]:
 
 
 def make_header(config: RunConfig, run_id: str, tasks: TaskSet, sandbox_name: str) -> dict[str, Any]:
+    namespace = config.memory_namespace or run_id
     return {
         "schema": SCHEMA_VERSION,
         "run_id": run_id,
@@ -105,6 +107,15 @@ def make_header(config: RunConfig, run_id: str, tasks: TaskSet, sandbox_name: st
             "digest": tasks.digest,
             "count": len(tasks.tasks),
             "task_ids": [t.task_id for t in tasks.tasks],
+            # e.g. MBPP with its example assert in the prompt, or without
+            "prompt_form": tasks.prompt_form,
+        },
+        "prompts": Prompts(config.prompts).describe(),
+        "memory": {
+            "namespace": namespace,
+            "shared": config.memory_namespace is not None,
+            # lessons other runs left in the namespace when this run started
+            "earlier": MemoryStore(config.memory_dir, namespace).earlier_runs(run_id),
         },
         "versions": _versions(),
         "git": _git_state(),
@@ -129,6 +140,8 @@ class RunResult:
     header: dict[str, Any]
     records: list[TrialRecord]
     timings: dict[str, float]
+    # units that did not finish this time: {"model_error": n, "unit_exception": m}
+    failed: dict[str, int] = field(default_factory=dict)
 
 
 class Runner:
@@ -153,7 +166,7 @@ class Runner:
         self.sandbox = sandbox
         self.executor_factory = executor_factory or (lambda n: ThreadPoolExecutor(max_workers=n, thread_name_prefix="unit"))
         self.show_progress = show_progress
-        self.prompts = prompts or Prompts()
+        self.prompts = prompts or Prompts(config.prompts)
         self.run_id: str = header["run_id"]
         self.stop = threading.Event()
         self._log_lock = threading.Lock()
@@ -169,7 +182,7 @@ class Runner:
         log = TrialLog(self.run_dir / "trials.jsonl")
         existing = log.open_for_append()
         memory = MemoryStore(self.config.memory_dir, self.config.memory_namespace or self.run_id)
-        restore_lessons(memory, existing)  # a kill between a record and its lesson
+        restore_lessons(memory, existing, self.config.model)  # a kill between a record and its lesson
 
         by_attempt: dict[tuple[str, str, int], list[TrialRecord]] = {}
         for rec in existing:
@@ -188,6 +201,8 @@ class Runner:
         )
         bar.set_postfix_str(progress.postfix())
 
+        failed: dict[str, int] = {}
+
         def store(record: TrialRecord) -> None:
             with self._log_lock:
                 log.append(record)
@@ -196,7 +211,9 @@ class Runner:
             progress.add(record)
             bar.set_postfix_str(progress.postfix(), refresh=False)
 
-        def unit_done() -> None:
+        def unit_ended(unit: Unit, failure: UnitFailure | None) -> None:
+            if failure is not None:
+                self._unit_failed(failed, unit, failure)
             bar.update(1)
             bar.set_postfix_str(progress.postfix())
 
@@ -206,11 +223,10 @@ class Runner:
                 from harness.executors.ray_executor import RayExecution
 
                 timings = RayExecution(
-                    self.config, self.run_id, memory.root, memory.namespace, by_attempt,
-                    store, unit_done, restore_lessons,
+                    self.config, self.run_id, memory.root, memory.namespace, by_attempt, store, unit_ended,
                 ).run(pending)
             else:
-                self._run_local(self._context(memory), pending, by_attempt, store, unit_done)
+                self._run_local(self._context(memory), pending, by_attempt, store, unit_ended)
         except KeyboardInterrupt:
             self.stop.set()
             bar.close()
@@ -227,7 +243,7 @@ class Runner:
         log.close()
         trials_s = time.perf_counter() - started - timings.get("cluster_start_s", 0.0)
         timings = {**timings, "trials_s": round(trials_s, 3)}
-        return RunResult(self.run_dir, self.header, records, timings)
+        return RunResult(self.run_dir, self.header, records, timings, failed)
 
     def _run_local(
         self,
@@ -235,38 +251,87 @@ class Runner:
         pending: list[Unit],
         by_attempt: dict[tuple[str, str, int], list[TrialRecord]],
         store: Callable[[TrialRecord], None],
-        unit_done: Callable[[], None],
+        unit_ended: Callable[[Unit, "UnitFailure | None"], None],
     ) -> None:
-        def work(unit: Unit) -> None:
-            task, strategy, attempt = unit
-            done = list(by_attempt.get((task.task_id, strategy, attempt), []))
-            for record in run_attempt(ctx, task, strategy, attempt, done):
-                store(record)
+        def work(unit: Unit) -> UnitFailure | None:
+            done = list(by_attempt.get((unit[0].task_id, unit[1], unit[2]), []))
+            return run_unit(ctx, unit, done, store)
 
         executor = self.executor_factory(self.config.workers)
-        futures: set[Future] = {executor.submit(work, unit) for unit in pending}
+        futures: dict[Future, Unit] = {executor.submit(work, unit): unit for unit in pending}
         try:
             while futures:
-                finished, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
+                finished, _ = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
                 for fut in finished:
+                    unit = futures.pop(fut)
                     try:
-                        fut.result()
+                        failure = fut.result()
                     except Stopped:
-                        pass
-                    unit_done()
+                        continue
+                    unit_ended(unit, failure)
         except BaseException:
             self.stop.set()
             executor.shutdown(wait=False, cancel_futures=True)
             raise
         executor.shutdown(wait=True)
 
+    def _unit_failed(self, failed: dict[str, int], unit: Unit, failure: "UnitFailure") -> None:
+        """errors.jsonl gets a line; a traceback goes to error.log; the run goes on."""
+        task, strategy, attempt = unit
+        at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        with self._log_lock:
+            failed[failure.kind] = failed.get(failure.kind, 0) + 1
+            append_error(self.run_dir / "errors.jsonl", {
+                "kind": failure.kind, "task_id": task.task_id, "strategy": strategy, "attempt": attempt,
+                "trial": failure.trial, "role": failure.role, "error": failure.error, "at": at,
+            })
+            if failure.trace is not None:
+                with (self.run_dir / "error.log").open("a", encoding="utf-8") as fh:
+                    fh.write(f"--- {at} {task.task_id} {strategy} attempt {attempt} trial {failure.trial}\n{failure.trace}\n")
 
-def restore_lessons(memory: Any, records: Sequence[TrialRecord]) -> None:
+
+@dataclass(frozen=True)
+class UnitFailure:
+    """Why a unit ended without finishing its attempt (contract: errors.jsonl)."""
+
+    kind: str  # "model_error" | "unit_exception"
+    trial: int
+    role: str | None
+    error: str
+    trace: str | None = None
+
+
+def run_unit(
+    ctx: LoopContext, unit: Unit, done: Sequence[TrialRecord], store: Callable[[TrialRecord], None]
+) -> UnitFailure | None:
+    """Runs one attempt from after `done`, storing each trial's record before the next.
+
+    A model error that outlived the retries, or any exception of the unit's own, ends
+    the attempt incomplete and is returned; Stopped (Ctrl-C) propagates. The local
+    thread pool and each Ray node run units through this.
+    """
+    task, strategy, attempt = unit
+    next_trial = max((r.trial for r in done), default=0) + 1
+    try:
+        for record in run_attempt(ctx, task, strategy, attempt, done):
+            store(record)
+            next_trial = record.trial + 1
+    except Stopped:
+        raise
+    except AttemptIncomplete as exc:
+        return UnitFailure("model_error", exc.trial, exc.role, exc.error)
+    except Exception as exc:  # one unit's bug or outage must not end the run
+        error = " ".join(f"{type(exc).__name__}: {exc}".split())
+        return UnitFailure("unit_exception", next_trial, None, error, traceback.format_exc())
+    return None
+
+
+def restore_lessons(memory: Any, records: Sequence[TrialRecord], model: str) -> None:
     """Puts back the lessons of recorded trials (idempotent): a kill may fall between
     a trial's record and its lesson."""
     for rec in records:
         if rec.lesson:
-            memory.add(Lesson(rec.run_id, rec.task_id, rec.strategy, rec.attempt, rec.trial, rec.lesson))
+            memory.add(lesson_of(rec, model))
 
 
 def prepare_run_dir(config: RunConfig, tasks: TaskSet, sandbox_name: str) -> tuple[Path, dict[str, Any]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.calls import CallSettings, Meter, call
-from harness.extract import END_OF_CODE_BLOCK, extract_tests
+from harness.extract import entry_point_takes_arguments, extract_tests
 from harness.models.base import ChatModel, Message
 from harness.prompting import Prompts
 from harness.tasks.base import Task
@@ -15,6 +15,7 @@ class InternalTests:
     tests: list[str]
     raw_output: str
     unparseable: int
+    no_call: int
     over_limit: int
 
     def as_record(self) -> dict:
@@ -22,6 +23,7 @@ class InternalTests:
             "raw_output": self.raw_output,
             "kept": len(self.tests),
             "dropped_unparseable": self.unparseable,
+            "dropped_no_call": self.no_call,  # e.g. `assert callable(f)`, `assert True`
             "dropped_over_limit": self.over_limit,
         }
 
@@ -43,7 +45,8 @@ def write_tests(
         system=prompts.render("testgen_system"),
         max_tokens=max_tokens,
         settings=settings,
-        stop=END_OF_CODE_BLOCK,
+        # No stop sequence, as for the Actor: a stop can cut an answer before its code.
     )
-    found = extract_tests(completion.text, task.entry_point, max_tests)
-    return InternalTests(found.kept, completion.text, found.unparseable, found.over_limit)
+    takes_arguments = entry_point_takes_arguments(task.prompt, task.entry_point)
+    found = extract_tests(completion.text, task.entry_point, max_tests, takes_arguments=takes_arguments)
+    return InternalTests(found.kept, completion.text, found.unparseable, found.no_call, found.over_limit)

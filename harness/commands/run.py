@@ -33,8 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     a = p.add_argument
     a("--config", type=Path, metavar="FILE", help="TOML file of settings (top level or a [run] table)")
-    a("--tasks", metavar="SPEC", help=f"task set: builtin, humaneval, mbpp[:full], hf:<dataset>[:<config>][:<split>], jsonl:<path> or a path (default {d.tasks})")
-    a("--strategy", choices=list(STRATEGY_CHOICES), help=f"reflexion, baseline, feedback (retry with test feedback, no reflection), both = reflexion+baseline, all (default {d.strategy})")
+    a("--tasks", metavar="SPEC", help=f"task set: builtin, humaneval, mbpp[:full][:with-example], hf:<dataset>[:<config>][:<split>], jsonl:<path> or a path (default {d.tasks})")
+    a("--strategy", choices=list(STRATEGY_CHOICES), help=f"reflexion, baseline, feedback (retry with test feedback, no reflection), resample (independent samples checked by the agent's own tests, no feedback), both = reflexion+baseline, all = the four (default {d.strategy})")
     a("--model", metavar="SPEC", help=f"local[:<gguf>], anthropic:<model>, openai:<model>@<base-url>, scripted:<file> (default {d.model})")
     a("--trials", type=int, metavar="N", help=f"max trials per attempt (default {d.trials})")
     a("--samples", type=int, metavar="N", help=f"independent attempts per task and strategy (default {d.samples})")
@@ -53,6 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--memory-namespace", metavar="NAME", help="share lessons across runs under this name (default: the run's own, empty at start)")
     a("--max-internal-tests", type=int, metavar="M", help=f"internal tests the agent writes per attempt (default {d.max_internal_tests})")
     a("--temperature", type=float, metavar="T", help=f"sampling temperature (default {d.temperature})")
+    a("--resample-temperature", type=float, metavar="T", help=f"resample's temperature from trial 2 on when --temperature is 0 (default {d.resample_temperature})")
+    a("--prompts", type=Path, metavar="DIR", help="folder of prompt templates overriding the defaults by name (harness/prompts/README.md)")
     a("--seed", type=int, metavar="S", help=f"base seed; attempt i uses S+i-1 (default {d.seed})")
     a("--max-tokens", type=int, metavar="N", help=f"max tokens per Actor answer (default {d.max_tokens})")
     a("--test-timeout", dest="test_timeout_s", type=float, metavar="SEC", help=f"per-test time limit (default {d.test_timeout_s})")
@@ -103,7 +105,8 @@ def run_command(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     # Imported here so `--help` and config errors stay fast.
     from harness.models import ModelConfigError, open_model
-    from harness.results import read_run_header
+    from harness.prompting import Prompts, PromptSetError
+    from harness.results import SCHEMA_VERSION, read_run_header
     from harness.runner import RunInterrupted, Runner, prepare_run_dir
     from harness.tasks import TaskError, load_tasks
     from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox
@@ -116,6 +119,12 @@ def _run(args: argparse.Namespace) -> int:
             header = read_run_header(run_dir)
         except (FileNotFoundError, ValueError) as exc:
             raise UsageError(f"--resume {run_dir}: {exc}") from None
+        if header.get("schema") != SCHEMA_VERSION:
+            raise UsageError(
+                f"--resume {run_dir}: the run was written with trial record schema {header.get('schema')} "
+                f"and this harness writes schema {SCHEMA_VERSION}; finish it with the harness version "
+                "that started it, or start a new run"
+            )
         config = RunConfig.from_dict(header["config"], source=f"{run_dir}/run.json")
         overrides = {k: v for k, v in _flag_values(args).items() if k in RESUMABLE_OVERRIDES}
         ignored = sorted(set(_flag_values(args)) - set(RESUMABLE_OVERRIDES))
@@ -135,6 +144,16 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--resume {args.resume}: the task set {config.tasks!r} changed since the run started "
             f"(digest {tasks.digest} != {header['tasks']['digest']})"
+        )
+    prompts = Prompts(config.prompts)
+    try:
+        prompts.check()
+    except PromptSetError as exc:
+        raise UsageError(str(exc)) from None
+    if header is not None and header.get("prompts", {}).get("digest") not in (None, prompts.digest()):
+        raise UsageError(
+            f"--resume {args.resume}: the prompt templates changed since the run started "
+            f"(digest {prompts.digest()} != {header['prompts']['digest']})"
         )
     if config.samples > 1 and config.temperature == 0.0:
         print("note: samples > 1 at temperature 0 gives near-identical attempts; pass@k>1 will say little", file=sys.stderr)
@@ -166,11 +185,17 @@ def _run(args: argparse.Namespace) -> int:
         f"executor {config.executor}; folder {run_dir}",
         file=sys.stderr,
     )
+    if getattr(model, "accepts_temperature", True) is False:
+        print(
+            f"warning: {config.model} does not accept a temperature: it samples at its own default, not at "
+            f"{config.temperature:g}; records say temperature_used null and its answers are not cached",
+            file=sys.stderr,
+        )
     if getattr(model, "serialised", False):
         note = getattr(model, "concurrency_note", "the model runs one call at a time")
         print(f"note: {note}; --workers only overlaps sandbox work", file=sys.stderr)
 
-    runner = Runner(config, run_dir, header, tasks, model, sandbox, show_progress=True)
+    runner = Runner(config, run_dir, header, tasks, model, sandbox, show_progress=True, prompts=prompts)
     try:
         result = runner.execute()
     except RunInterrupted as exc:
@@ -182,7 +207,8 @@ def _run(args: argparse.Namespace) -> int:
         os._exit(130)  # worker threads may be inside a model call; do not wait for them
     except Exception as exc:  # e.g. the Docker engine went away mid-run
         log = run_dir / "error.log"
-        log.write_text(traceback.format_exc(), encoding="utf-8")
+        with log.open("a", encoding="utf-8") as fh:
+            fh.write(f"--- the run stopped\n{traceback.format_exc()}\n")
         print(
             f"error: the run stopped: {type(exc).__name__}: {exc} (traceback in {log}). Finished trials "
             f"are saved; once fixed, resume with: python -m harness run --resume {run_dir}",
@@ -229,4 +255,16 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
     print(f"run folder: {result.run_dir}")
     if report_path is not None:
         print(f"report: {report_path}")
+    failed = getattr(result, "failed", None) or {}
+    if failed:
+        parts = [f"{n} by a model error that outlived its retries" for n in [failed.get("model_error", 0)] if n]
+        parts += [f"{n} by an unexpected exception (tracebacks in {result.run_dir / 'error.log'})"
+                  for n in [failed.get("unit_exception", 0)] if n]
+        print(
+            f"error: {sum(failed.values())} attempt(s) did not finish: {'; '.join(parts)}. They are listed in "
+            f"{result.run_dir / 'errors.jsonl'}, are not scored, and their finished trials are kept. "
+            f"Retry them with: python -m harness run --resume {result.run_dir}",
+            file=sys.stderr,
+        )
+        return 1
     return 0

@@ -37,6 +37,7 @@ from harness.config import RunConfig
 from harness.executors.ray_node import CONTROL_SLOTS, NodeWorker, Services
 from harness.executors.ray_services import Collector, LimiterHost, MemoryHost, RemoteMemory
 from harness.results import TrialRecord
+from harness.runner import UnitFailure, restore_lessons
 from harness.tasks.base import Task
 
 Unit = tuple[Task, str, int]
@@ -95,8 +96,7 @@ class RayExecution:
     memory_namespace: str
     written: dict[UnitKey, list[TrialRecord]]  # records on disk, per unit (the runner's)
     store: Callable[[TrialRecord], None]  # writes one record (the runner's; the only writer)
-    unit_done: Callable[[], None]
-    restore_lessons: Callable[[Any, Sequence[TrialRecord]], None]
+    unit_ended: Callable[[Unit, UnitFailure | None], None]  # finished, or failed (errors.jsonl)
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("harness.ray"))
 
     def __post_init__(self) -> None:
@@ -154,7 +154,9 @@ class RayExecution:
         self._services = Services(self._collector, self._memory_host, limiter)
         self._memory = RemoteMemory(self._memory_host)
         # Paths the nodes use are the driver's, made absolute (a node's cwd is not ours).
-        self._node_config = c.replace(cache_dir=c.cache_dir.resolve(), memory_dir=c.memory_dir.resolve())
+        self._node_config = c.replace(cache_dir=c.cache_dir.resolve(), memory_dir=c.memory_dir.resolve(), prompts=None)
+        # The --prompts templates travel as text: nodes need not share the driver's disk.
+        self._prompt_files = {p.name: p.read_text(encoding="utf-8") for p in sorted(c.prompts.glob("*.j2"))} if c.prompts else {}
 
     # --- nodes --------------------------------------------------------------------
     def _check_nodes(self, *, wait: bool = False) -> None:
@@ -168,7 +170,7 @@ class RayExecution:
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
                 max_concurrency=self.config.workers + CONTROL_SLOTS,
                 name=f"harness-{self.run_id}-{node_id[:12]}",
-            ).remote(self._node_config, self.run_id, self._services)
+            ).remote(self._node_config, self.run_id, self._services, self._prompt_files)
             self._nodes[node_id] = _Node(node_id, worker, worker.ready.remote())
         waiting = {n.ready: n for n in self._nodes.values() if n.ready is not None}
         if not waiting:
@@ -269,7 +271,9 @@ class RayExecution:
         except RayTaskError as exc:  # the unit itself raised: the run stops, as locally
             raise exc.as_instanceof_cause() from None
         if outcome == "done":
-            self.unit_done()
+            self.unit_ended(slot.unit, None)
+        elif isinstance(outcome, UnitFailure):
+            self.unit_ended(slot.unit, outcome)
 
     def _requeue(self, slot: _Slot, queue: deque[Unit], exc: BaseException) -> None:
         key = _key(slot.unit)
@@ -282,7 +286,7 @@ class RayExecution:
         # Records of the old generation still on their way are refused from now on.
         self._generation[key] = slot.generation + 1
         # A lesson whose trial is written but which the lost node had not stored yet.
-        self.restore_lessons(self._memory, self.written.get(key, []))
+        restore_lessons(self._memory, self.written.get(key, []), self.config.model)
         queue.appendleft(slot.unit)
 
     # --- the end ------------------------------------------------------------------

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
 import ray
@@ -22,13 +24,18 @@ from harness.config import RunConfig
 from harness.evaluator import Evaluator
 from harness.executors.ray_services import ClusterLimiter, RemoteMemory
 from harness.hostinfo import available_cores
-from harness.loop import LoopContext, LoopSettings, Stopped, run_attempt
+from harness.loop import LoopContext, LoopSettings, Stopped
 from harness.prompting import Prompts
 from harness.results import TrialRecord
+from harness.runner import UnitFailure, run_unit
 from harness.tasks.base import Task
 
 
 CONTROL_SLOTS = 4
+
+
+class Superseded(Stopped):
+    """The driver refused a record: this unit was given to another node meanwhile."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,7 @@ def _node_cpus() -> int:
 
 @ray.remote(num_cpus=0)
 class NodeWorker:
-    def __init__(self, config: RunConfig, run_id: str, services: Services) -> None:
+    def __init__(self, config: RunConfig, run_id: str, services: Services, prompt_files: dict[str, str]) -> None:
         self._stop = threading.Event()
         self._collector = services.collector
         self._model = None
@@ -59,13 +66,14 @@ class NodeWorker:
         self._ctx: LoopContext | None = None
         self._error: str | None = None
         self._units = 0
+        self._prompt_dir: tempfile.TemporaryDirectory | None = None
         try:
-            self._open(config, run_id, services)
+            self._open(config, run_id, services, prompt_files)
         except Exception as exc:  # reported by ready(): the driver says which node failed
             self._error = f"{type(exc).__name__}: {exc}"
             self.close()
 
-    def _open(self, config: RunConfig, run_id: str, services: Services) -> None:
+    def _open(self, config: RunConfig, run_id: str, services: Services, prompt_files: dict[str, str]) -> None:
         from harness.commands.run import model_settings
         from harness.models import open_model
         from sandbox import SandboxConfig, open_sandbox
@@ -74,12 +82,22 @@ class NodeWorker:
         settings = model_settings(config, limiter=limiter, n_threads=_node_cpus())
         self._model = open_model(config.model, settings)
         self._sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers))
-        prompts = Prompts()
+        prompts = Prompts(self._prompt_folder(prompt_files))
         evaluator = Evaluator(self._sandbox, prompts, timeout_s=config.test_timeout_s)
         self._ctx = LoopContext(
             run_id, self._model, prompts, evaluator, RemoteMemory(services.memory),
             LoopSettings.from_config(config), self._stop,
         )
+
+    def _prompt_folder(self, files: dict[str, str]) -> Path | None:
+        """The driver's --prompts templates, written here: nodes need not share its disk."""
+        if not files:
+            return None
+        self._prompt_dir = tempfile.TemporaryDirectory(prefix="harness-prompts-")
+        folder = Path(self._prompt_dir.name)
+        for name, text in files.items():
+            (folder / name).write_text(text, encoding="utf-8")
+        return folder
 
     def ready(self) -> dict[str, Any]:
         return {
@@ -89,17 +107,24 @@ class NodeWorker:
             "error": self._error,
         }
 
-    def run_unit(self, task: Task, strategy: str, attempt: int, done: Sequence[TrialRecord], generation: int) -> str:
-        """Runs one attempt from after `done`; "done", "stopped" or "superseded"."""
+    def run_unit(
+        self, task: Task, strategy: str, attempt: int, done: Sequence[TrialRecord], generation: int
+    ) -> "str | UnitFailure":
+        """Runs one attempt from after `done`: "done", "stopped", "superseded" or why it failed."""
         assert self._ctx is not None, self._error
         self._units += 1
+
+        def store(record: TrialRecord) -> None:
+            if not ray.get(self._collector.put.remote(generation, record)):
+                raise Superseded()
+
         try:
-            for record in run_attempt(self._ctx, task, strategy, attempt, done):
-                if not ray.get(self._collector.put.remote(generation, record)):
-                    return "superseded"  # the driver gave this unit to another node
+            failure = run_unit(self._ctx, (task, strategy, attempt), done, store)
+        except Superseded:
+            return "superseded"  # the driver gave this unit to another node
         except Stopped:
             return "stopped"
-        return "done"
+        return failure if failure is not None else "done"
 
     def stats(self) -> dict[str, Any]:
         return {"units": self._units, "pid": os.getpid()}
@@ -116,3 +141,6 @@ class NodeWorker:
         if self._model is not None:
             self._model.close()
             self._model = None
+        if self._prompt_dir is not None:
+            self._prompt_dir.cleanup()
+            self._prompt_dir = None

@@ -6,7 +6,8 @@ task) from Anthropic's cache at a tenth of the input price.
 
 Claude models from Opus 4.7 / Sonnet 5 on reject sampling parameters; for those (and
 for models missing from harness/data/prices.toml) the temperature is left out, and a
-warning says so once when a non-zero one was asked for.
+warning says so once, whatever temperature was asked for (0 included: the answers are
+then samples, not the greedy answer); each Completion says so (`temperature_ignored`).
 """
 from __future__ import annotations
 
@@ -82,10 +83,11 @@ class AnthropicModel:
         if self.accepts_temperature:
             # The SDK no longer has a `temperature` argument; older models still take it.
             body["extra_body"] = {"temperature": temperature}
-        elif temperature != 0 and not self._warned_temperature.is_set():
+        elif not self._warned_temperature.is_set():
             self._warned_temperature.set()
             _api.log.warning(
-                "%s does not accept a temperature; sampling at its default instead of %g",
+                "%s does not accept a temperature; it samples at its own default instead of %g "
+                "(records say temperature_used null; its answers are not cached)",
                 self.spec, temperature,
             )
         return body
@@ -131,6 +133,7 @@ class AnthropicModel:
             latency_s=latency,
             cost_usd=cost_usd(usage, price),
             stop_reason=reason,
+            temperature_ignored=not self.accepts_temperature,
         )
 
     def close(self) -> None:

@@ -42,6 +42,9 @@ class Completion:
     cost_usd: float | None = None  # None when the backend has no price
     cached: bool = False  # served from the response cache: no model call was made
     stop_reason: str = ""
+    # The backend sent no temperature (the model ignores or rejects it): the model
+    # sampled at its own default, whatever was asked. Such answers are not cached.
+    temperature_ignored: bool = False
 
 
 @runtime_checkable

@@ -2,7 +2,7 @@
 
 Key: sha256 of (model spec, system, messages, max_tokens, temperature, stop, seed).
 Only temperature-0 calls are cached unless `cache_all` (their seeded samples are then
-reproducible too). One JSON file per key, written to a temporary name and renamed into
+reproducible too); an answer from a model that ignored the temperature is not. One JSON file per key, written to a temporary name and renamed into
 place, so any number of threads and processes can share a cache folder: a reader sees
 a whole entry or none, and two writers of one key write the same answer.
 
@@ -72,7 +72,10 @@ class CachedModel:
                 return hit
             completion = self.inner.complete(messages, **kwargs)
             self.misses += 1
-            self._write(key, completion)
+            if not completion.temperature_ignored or self.cache_all:
+                # An answer sampled at the model's own default temperature is not the
+                # deterministic answer a temperature-0 key promises.
+                self._write(key, completion)
             return completion
 
     def close(self) -> None:

@@ -4,10 +4,15 @@ vLLM, Ollama, llama-server, LM Studio, or OpenAI itself, through the `openai` SD
 The key comes from OPENAI_API_KEY when set; local servers need none, so a placeholder
 is sent then. Without a base URL the SDK's default (api.openai.com, or
 OPENAI_BASE_URL) is used, and a key is required.
+
+A model that rejects the temperature (HTTP 400 naming it, as reasoning models do) is
+asked again without one; from then on the backend sends none, warns once, and each
+Completion says `temperature_ignored` (the model samples at its own default).
 """
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Sequence
 
 import openai
@@ -21,8 +26,14 @@ KEY_ENV = "OPENAI_API_KEY"
 _NO_KEY = "no-key"  # local servers ignore the key, but the SDK insists on one
 
 
+def _rejects_temperature(error: ModelError) -> bool:
+    text = str(error)
+    return "HTTP 400" in text and "temperature" in text.lower()
+
+
 class OpenAIModel:
     serialised = False
+    accepts_temperature = True  # until the server rejects one
 
     def __init__(
         self,
@@ -44,6 +55,7 @@ class OpenAIModel:
         self._limiter = settings.limiter if settings.limiter is not None else RateLimiter(
             settings.requests_per_minute, settings.tokens_per_minute
         )
+        self._temperature_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.spec!r})"
@@ -72,17 +84,35 @@ class OpenAIModel:
             # `max_tokens`, not `max_completion_tokens`: the compatible servers (vLLM,
             # Ollama, llama-server) all read the older name.
             "max_tokens": max_tokens,
-            "temperature": temperature,
         }
+        if self.accepts_temperature:
+            kwargs["temperature"] = temperature
         if stop:
             kwargs["stop"] = list(stop)
         if seed is not None:
             kwargs["seed"] = seed
-        reply, latency, ticket = _api.send(
-            openai, self.spec, self._settings, self._limiter,
-            lambda: self._client.chat.completions.create(**kwargs),
-            system=system, messages=messages, max_tokens=max_tokens,
-        )
+
+        def send() -> tuple[Any, float, Any]:
+            return _api.send(
+                openai, self.spec, self._settings, self._limiter,
+                lambda: self._client.chat.completions.create(**kwargs),
+                system=system, messages=messages, max_tokens=max_tokens,
+            )
+
+        try:
+            reply, latency, ticket = send()
+        except ModelError as exc:
+            if "temperature" not in kwargs or not _rejects_temperature(exc):
+                raise
+            with self._temperature_lock:
+                if self.accepts_temperature:
+                    self.accepts_temperature = False
+                    _api.log.warning(
+                        "%s rejects the temperature; sampling at its own default from now on "
+                        "(records say temperature_used null; its answers are not cached)", self.spec,
+                    )
+            kwargs.pop("temperature")
+            reply, latency, ticket = send()
         if not getattr(reply, "choices", None):
             raise ModelError(f"{self.spec}: the server answered with no choices")
         choice = reply.choices[0]
@@ -101,6 +131,7 @@ class OpenAIModel:
             latency_s=latency,
             cost_usd=cost_usd(usage, price),
             stop_reason=reason,
+            temperature_ignored="temperature" not in kwargs,
         )
 
     def close(self) -> None:

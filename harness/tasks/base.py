@@ -41,6 +41,7 @@ class TaskSet:
     spec: str  # as the user gave it
     name: str  # e.g. "humaneval", "builtin", "jsonl:/path/x.jsonl"
     tasks: tuple[Task, ...]
+    prompt_form: str = "as published"  # how prompts were built, e.g. MBPP with its example assert
 
     @property
     def digest(self) -> str:
@@ -62,11 +63,21 @@ class TaskSet:
             tasks = [by_id[t] for t in wanted]
         if limit is not None:
             tasks = tasks[:limit]
-        return TaskSet(self.spec, self.name, tuple(tasks))
+        return TaskSet(self.spec, self.name, tuple(tasks), self.prompt_form)
 
 
 class TaskError(ValueError):
     """A task spec or task file is wrong; the message names file, line and field."""
+
+
+def require_hidden_tests(task: Task, where: str) -> Task:
+    """A task without hidden tests would pass whatever the answer: no loader lets one in."""
+    if not task.hidden_tests or not all(t.strip() for t in task.hidden_tests):
+        raise TaskError(
+            f"{where}: task {task.task_id!r} has no hidden tests (an empty test would pass any answer); "
+            "fix the data or leave the task out"
+        )
+    return task
 
 
 class TaskSource(Protocol):

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.tasks.adapters import REQUIRED_COLUMNS, Adapter, humaneval_task, mbpp_task, mbppplus_task
+from harness.tasks.adapters import (
+    REQUIRED_COLUMNS, Adapter, humaneval_task, mbpp_task, mbpp_task_with_example, mbppplus_task,
+)
 from harness.tasks.base import TaskError, TaskSet
 
 # Datasets we know by name -> adapter. Anything else is matched by its columns.
@@ -31,6 +33,11 @@ _FILE_BUILDERS = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".cs
 _SEPARATOR = re.compile(r":(?![^\[]*\])")  # a colon outside a split slice like test[:10]
 MBPP_DATASET = "google-research-datasets/mbpp"
 MBPP_CONFIGS = ("sanitized", "full")
+WITH_EXAMPLE = "with-example"
+MBPP_FORMS = {
+    False: "signature and description (no example assert)",
+    True: "signature, description and the first test_list assert as an example (as the original MBPP)",
+}
 
 
 @dataclass(frozen=True)
@@ -123,9 +130,11 @@ def _adapter(spec: HfSpec, columns: Iterable[str]) -> Adapter:
     )
 
 
-def load_hf(spec: HfSpec, *, user_spec: str, name: str) -> TaskSet:
+def load_hf(
+    spec: HfSpec, *, user_spec: str, name: str, adapter: Adapter | None = None, prompt_form: str = "as published"
+) -> TaskSet:
     rows, columns = _load_rows(spec)
-    adapter = _adapter(spec, columns)
+    adapter = adapter or _adapter(spec, columns)
     tasks = tuple(adapter(row, f"{spec.dataset} row {i}") for i, row in enumerate(rows))
     if not tasks:
         raise TaskError(f"dataset {spec.describe()} holds no rows")
@@ -134,7 +143,7 @@ def load_hf(spec: HfSpec, *, user_spec: str, name: str) -> TaskSet:
         if task.task_id in seen:
             raise TaskError(f"dataset {spec.describe()}: field 'task_id': duplicate {task.task_id!r}")
         seen.add(task.task_id)
-    return TaskSet(spec=user_spec, name=name, tasks=tasks)
+    return TaskSet(spec=user_spec, name=name, tasks=tasks, prompt_form=prompt_form)
 
 
 class HfSource:
@@ -146,12 +155,25 @@ class HfSource:
 
 
 class MbppSource:
-    """`mbpp` = the sanitized split's 257 test problems; `mbpp:full` = the full 500."""
+    """`mbpp` = the sanitized split's 257 test problems; `mbpp:full` = the full 500.
+
+    `:with-example` (e.g. `mbpp:with-example`, `mbpp:full:with-example`) shows the first
+    test assert in the prompt, as the original benchmark does; without it the prompt
+    is the signature and the description only.
+    """
 
     def load(self, arg: str) -> TaskSet:
-        config = arg or MBPP_CONFIGS[0]
-        if config not in MBPP_CONFIGS:
-            raise TaskError(f"mbpp:{arg}: expected mbpp, mbpp:sanitized or mbpp:full")
+        parts = [p for p in arg.split(":") if p] if arg else []
+        with_example = WITH_EXAMPLE in parts
+        rest = [p for p in parts if p != WITH_EXAMPLE]
+        config = rest[0] if rest else MBPP_CONFIGS[0]
+        if len(rest) > 1 or config not in MBPP_CONFIGS:
+            raise TaskError(
+                f"mbpp:{arg}: expected mbpp[:sanitized|:full][:{WITH_EXAMPLE}], e.g. mbpp, mbpp:full, mbpp:{WITH_EXAMPLE}"
+            )
         spec = HfSpec(MBPP_DATASET, config, DEFAULT_SPLIT)
-        name = "mbpp" if config == MBPP_CONFIGS[0] else f"mbpp:{config}"
-        return load_hf(spec, user_spec="mbpp" + (f":{arg}" if arg else ""), name=name)
+        name = ("mbpp" if config == MBPP_CONFIGS[0] else f"mbpp:{config}") + (f":{WITH_EXAMPLE}" if with_example else "")
+        return load_hf(
+            spec, user_spec="mbpp" + (f":{arg}" if arg else ""), name=name,
+            adapter=mbpp_task_with_example if with_example else mbpp_task, prompt_form=MBPP_FORMS[with_example],
+        )

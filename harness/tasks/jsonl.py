@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.parsing import parse
 from harness.tasks.adapters import with_check_call
 from harness.tasks.base import Task, TaskError, TaskSet
 
@@ -38,7 +39,7 @@ class _Problem:
 def _parses(code: str) -> str | None:
     """None if `code` is valid Python, else why not."""
     try:
-        ast.parse(code)
+        parse(code)
     except SyntaxError as exc:
         return f"not valid Python ({exc.msg}, at its line {exc.lineno})"
     return None
@@ -46,7 +47,7 @@ def _parses(code: str) -> str | None:
 
 def _top_level_names(code: str) -> set[str]:
     names: set[str] = set()
-    for node in ast.parse(code).body:
+    for node in parse(code).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.Assign):

@@ -5,7 +5,7 @@ import dataclasses
 import importlib
 from pathlib import Path
 
-from harness.tasks.base import TaskError, TaskSet, TaskSource
+from harness.tasks.base import TaskError, TaskSet, TaskSource, require_hidden_tests
 
 # prefix -> "module:class"; the class's `load(arg)` gets the spec after "<prefix>:".
 _SOURCES: dict[str, str] = {
@@ -18,7 +18,7 @@ _SOURCES: dict[str, str] = {
 KNOWN_FORMS = (
     "builtin[:<tag>]",
     "humaneval",
-    "mbpp[:sanitized|:full]",
+    "mbpp[:sanitized|:full][:with-example]",
     "hf:<dataset>[:<config>][:<split>]",
     "jsonl:<path>",
     "<path to a .jsonl file or a folder of them>",
@@ -49,4 +49,6 @@ def load_tasks(spec: str) -> TaskSet:
         task_set = _source("jsonl").load(spec)
     else:
         raise TaskError(f"unknown task set {spec!r}; known forms: {', '.join(KNOWN_FORMS)}")
+    for task in task_set.tasks:  # whatever the source: no task without hidden tests
+        require_hidden_tests(task, f"task set {spec!r}")
     return dataclasses.replace(task_set, spec=spec)

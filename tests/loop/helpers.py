@@ -76,3 +76,10 @@ def run(
     task_set = TaskSet("test", "test", tuple(tasks))
     run_dir, header = prepare_run_dir(cfg, task_set, "test")
     return Runner(cfg, run_dir, header, task_set, model, sandbox, show_progress=False).execute()
+
+
+def resume(result: RunResult, model: ScriptedModel, sandbox: Sandbox, tasks: Sequence[Task] = (ADD,)) -> RunResult:
+    """Runs the same run folder again, as `--resume` does."""
+    cfg = RunConfig.from_dict(result.header["config"]).validate()
+    task_set = TaskSet("test", "test", tuple(tasks))
+    return Runner(cfg, result.run_dir, result.header, task_set, model, sandbox, show_progress=False).execute()

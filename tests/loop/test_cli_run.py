@@ -212,3 +212,44 @@ def test_toml_config_sets_everything_flags_win_and_memory_show_prints_lessons(tm
     assert header["run_id"] in shown.stdout
     none = harness("memory", "show", "mul/2", "--memory-dir", str(tmp_path / "mem"), cwd=tmp_path)
     assert none.returncode == 0 and "no lessons for mul/2" in none.stdout
+
+
+@pytest.mark.docker
+def test_unfinished_attempts_make_the_run_exit_non_zero_with_the_resume_command(tmp_path):
+    tasks = write_task_file(tmp_path)
+    script = tmp_path / "script.jsonl"
+    rules = [{"match": "Implement the function `f1`", "reply": "!error: HTTP 503 after 5 retries"}]
+    rules += [{"match": f"Implement the function `f{i}`", "reply": f"```python\ndef f{i}(n):\n    return n * {i}\n```"} for i in range(N_TASKS)]
+    script.write_text("".join(json.dumps(r) + "\n" for r in rules))
+    out = tmp_path / "out"
+    proc = harness("run", "--tasks", f"jsonl:{tasks}", "--model", f"scripted:{script}", "--strategy", "baseline",
+                   "--out", str(out), "--memory-dir", str(tmp_path / "mem"), "--no-report", "--no-cache", cwd=tmp_path)
+    run_dir = _only_run(out)
+    assert proc.returncode == 1, proc.stderr
+    assert "1 attempt(s) did not finish" in proc.stderr and f"--resume {run_dir}" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    [line] = [json.loads(x) for x in (run_dir / "errors.jsonl").read_text().splitlines()]
+    assert (line["task_id"], line["kind"], line["role"]) == ("mul/1", "model_error", "actor")
+    rows = (run_dir / "trials.jsonl").read_text().splitlines()
+    assert len(rows) == N_TASKS - 1  # every other task finished; the run went on
+
+
+@pytest.mark.docker
+def test_prompts_flag_is_recorded_and_a_bad_prompt_set_is_bad_input(tmp_path):
+    tasks, script = write_task_file(tmp_path), write_script(tmp_path)
+    folder = tmp_path / "my-prompts"
+    folder.mkdir()
+    (folder / "reflection_system.j2").write_text("Explain the bug in one sentence.")
+    args = ["--tasks", f"jsonl:{tasks}", "--model", f"scripted:{script}", "--strategy", "reflexion", "--limit", "2",
+            "--memory-dir", str(tmp_path / "mem"), "--no-report", "--no-cache"]
+    proc = harness("run", *args, "--prompts", str(folder), "--out", str(tmp_path / "a"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    header = json.loads((_only_run(tmp_path / "a") / "run.json").read_text())
+    assert header["prompts"]["overridden"] == ["reflection_system"] and header["prompts"]["folder"] == str(folder)
+    plain = harness("run", *args, "--out", str(tmp_path / "b"), cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    default = json.loads((_only_run(tmp_path / "b") / "run.json").read_text())
+    assert default["prompts"]["digest"] != header["prompts"]["digest"] and default["prompts"]["folder"] is None
+    (folder / "actor_task.j2").write_text("{% if %}")
+    bad = harness("run", *args, "--prompts", str(folder), "--out", str(tmp_path / "c"), cwd=tmp_path)
+    assert bad.returncode == 2 and "actor_task.j2" in bad.stderr and "Traceback" not in bad.stderr

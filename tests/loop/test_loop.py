@@ -7,7 +7,7 @@ import pytest
 
 from harness.memory import MemoryStore
 from harness.models.scripted import ScriptedModel
-from harness.results import read_trials
+from harness.results import read_errors, read_trials
 
 from tests.loop.helpers import ADD, ADD_TESTS, LESSON, NEG, RIGHT_ADD, WRONG_ADD, add_model, kind, responder, run
 
@@ -31,20 +31,21 @@ def test_reflexion_fixes_the_bug_the_baseline_keeps(tmp_path, docker_sandbox):
     t1, t2 = got[("demo/add", "reflexion", 1, 1)], got[("demo/add", "reflexion", 1, 2)]
     base = got[("demo/add", "baseline", 1, 1)]
 
-    # Trial 1: wrong code fails its own tests and the hidden ones; a lesson follows.
+    # Trial 1: wrong code fails its own tests and the hidden ones.
     assert t1.internal_tests == ["assert add(1, 2) == 3", "assert add(0, 0) == 0"]
     assert t1.testgen["dropped_unparseable"] == 1 and t1.testgen["kept"] == 2
     assert [r.status for r in t1.internal_results] == ["failed", "passed"]
     assert t1.internal_passed is False and t1.hidden_passed is False
     assert "# got -1" in t1.feedback
-    assert t1.lesson == LESSON and not t1.final and t1.stop_reason is None
-    assert t1.model_calls == 3  # tests, code, lesson
+    assert t1.lesson is None and not t1.final and t1.stop_reason is None
+    assert t1.model_calls == 2  # tests, code
 
-    # Trial 2: right code, internal pass, hidden pass, stop.
+    # Trial 2 opens with the lesson about trial 1 (charged here), then right code,
+    # internal pass, hidden pass, stop.
     assert t2.internal_passed is True and t2.hidden_passed is True
     assert t2.final and t2.stop_reason == "internal_pass"
-    assert t2.memory_shown == [LESSON] and t2.lesson is None
-    assert t2.model_calls == 1
+    assert t2.memory_shown == [LESSON] and t2.lesson == LESSON
+    assert t2.model_calls == 2  # lesson, code
 
     # Baseline: one sample, no tests, no feedback, no memory.
     assert base.final and base.stop_reason == "single_sample"
@@ -74,6 +75,8 @@ def test_no_hidden_test_reaches_any_prompt(tmp_path, docker_sandbox):
     result = run(tmp_path, model, docker_sandbox, tasks=(ADD, NEG), strategy="all", trials=3)
     records = read_trials(result.run_dir / "trials.jsonl")
     assert any(r.hidden_results for r in records)  # hidden tests did run
+    assert {r.strategy for r in records} == {"reflexion", "feedback", "resample", "baseline"}
+    assert sum(r.strategy == "resample" for r in records) >= 4  # resample sampled more than once
     hidden = [line.strip() for task in (ADD, NEG) for test in task.hidden_tests for line in test.splitlines() if line.strip()]
     assert len(model.calls) >= 10
     for call in model.calls:
@@ -100,7 +103,9 @@ def test_budget_spent_and_final_trial_is_what_counts(tmp_path, docker_sandbox):
     records = sorted(read_trials(result.run_dir / "trials.jsonl"), key=lambda r: r.trial)
     assert [r.trial for r in records] == [1, 2, 3]
     assert [r.final for r in records] == [False, False, True]
-    assert records[-1].stop_reason == "budget" and records[-1].lesson is None
+    assert records[-1].stop_reason == "budget"
+    assert [r.lesson for r in records] == [None, LESSON, LESSON]  # each about the trial before
+    assert [r.model_calls for r in records] == [2, 2, 2]
     assert [len(r.memory_shown) for r in records] == [0, 1, 2]
 
 
@@ -113,8 +118,12 @@ def test_model_error_and_unparseable_output_are_recorded_and_the_run_goes_on(tmp
     model = ScriptedModel(responder=responder({"testgen": lambda m: ADD_TESTS, "reflection": lambda m: LESSON, "actor": actor}))
     result = run(tmp_path, model, docker_sandbox, tasks=(NEG, ADD), strategy="reflexion", trials=3)
     got = by_key(read_trials(result.run_dir / "trials.jsonl"))
-    neg = got[("demo/negate", "reflexion", 1, 1)]
-    assert neg.final and neg.stop_reason == "error" and "HTTP 500" in neg.error and not neg.hidden_passed
+    # The model error leaves the attempt incomplete: no record, a line in errors.jsonl.
+    assert not any(key[0] == "demo/negate" for key in got)
+    (line,) = read_errors(result.run_dir / "errors.jsonl")
+    assert line["kind"] == "model_error" and line["role"] == "actor" and line["trial"] == 1
+    assert line["task_id"] == "demo/negate" and "HTTP 500" in line["error"]
+    assert result.failed == {"model_error": 1}
     bad = got[("demo/add", "reflexion", 1, 1)]
     assert bad.error.startswith("unparseable answer") and bad.internal_passed is False and not bad.final
     assert "could not be tested" in bad.feedback
@@ -128,7 +137,7 @@ def test_records_are_complete_json_lines_with_schema(tmp_path, docker_sandbox):
     assert len(lines) == 3
     for line in lines:
         row = json.loads(line)
-        assert row["schema"] == 1 and row["run_id"] == result.header["run_id"]
+        assert row["schema"] == 2 and row["run_id"] == result.header["run_id"]
         assert {"task_id", "strategy", "attempt", "trial", "code", "hidden_passed", "wall_s"} <= set(row)
     header = json.loads((result.run_dir / "run.json").read_text())
     assert header["tasks"]["digest"].startswith("sha256:") and header["config"]["trials"] == 2

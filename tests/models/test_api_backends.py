@@ -253,3 +253,30 @@ def test_stub_request_text_helper():
     req = StubRequest("anthropic", "/v1/messages", {}, {"system": "s", "messages": [
         {"role": "user", "content": [{"type": "text", "text": "t"}]}]}, b"", 0.0)
     assert req.prompt_text == "s\nt"
+
+
+def test_openai_model_that_rejects_the_temperature_is_asked_again_without_one(stub, settings):
+    stub.script(
+        Status(400, message="Unsupported value: 'temperature' does not support 0.0 with this model."),
+        Reply("first"), Reply("second"),
+    )
+    model = open_model(spec_for("openai", stub), settings)
+    first = ask(model, temperature=0.0)
+    second = ask(model, temperature=0.0)
+    assert [r.body.get("temperature") for r in stub.requests] == [0.0, None, None]
+    assert first.text == "first" and first.temperature_ignored and second.temperature_ignored
+    assert model.accepts_temperature is False
+
+
+def test_openai_other_bad_requests_are_errors(stub, settings):
+    stub.script(Status(400, message="messages: too long"))
+    model = open_model(spec_for("openai", stub), settings)
+    with pytest.raises(ModelError, match="too long"):
+        ask(model, temperature=0.0)
+    assert len(stub.requests) == 1 and model.accepts_temperature is True
+
+
+def test_anthropic_completion_says_when_the_temperature_was_left_out(stub, settings):
+    kept = ask(open_model(spec_for("anthropic", stub, "claude-sonnet-4-6"), settings), temperature=0.0)
+    dropped = ask(open_model(spec_for("anthropic", stub, "claude-opus-4-7"), settings), temperature=0.0)
+    assert kept.temperature_ignored is False and dropped.temperature_ignored is True

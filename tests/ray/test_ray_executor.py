@@ -19,6 +19,7 @@ import pytest
 pytest.importorskip("ray", reason="the Ray tests need ray: pip install -e .[ray]")
 
 from harness.cli import main  # noqa: E402
+from harness.config import STRATEGY_CHOICES  # noqa: E402
 from harness.models.stub_server import Reply, StubServer  # noqa: E402
 
 from ray_helpers import Agent, only_run, outcomes, read_trials, start_cluster, stored_lessons, trial_keys  # noqa: E402
@@ -26,8 +27,9 @@ from ray_helpers import Agent, only_run, outcomes, read_trials, start_cluster, s
 pytestmark = [pytest.mark.ray, pytest.mark.docker, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-TASKS = ["--tasks", "builtin", "--limit", "10", "--strategy", "all", "--trials", "3"]
-N_ATTEMPTS = 10 * 3
+N_TASKS = 6
+TASKS = ["--tasks", "builtin", "--limit", str(N_TASKS), "--strategy", "all", "--trials", "3"]
+N_ATTEMPTS = N_TASKS * len(STRATEGY_CHOICES["all"])
 
 
 def run_args(stub: StubServer, tmp: Path, *extra: str) -> list[str]:
@@ -47,7 +49,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory, cluster) -> dict:
     """The local run every Ray run must equal: its trials and its stored lessons."""
     tmp = tmp_path_factory.mktemp("local")
     with StubServer(default=Reply(Agent())) as stub:
-        assert main(run_args(stub, tmp, "--executor", "local", "--workers", "4")) == 0
+        assert main(run_args(stub, tmp, "--executor", "local", "--workers", "4", "--sandbox-workers", "2")) == 0
     records = read_trials(only_run(tmp / "results"))
     assert len({(r["task_id"], r["strategy"], r["attempt"]) for r in records if r["final"]}) == N_ATTEMPTS
     assert any(r["hidden_passed"] for r in records) and not all(r["hidden_passed"] for r in records)

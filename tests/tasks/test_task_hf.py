@@ -232,7 +232,7 @@ def test_a_known_dataset_without_its_columns_is_an_error(tmp_path, monkeypatch):
 
 
 def test_bad_specs():
-    with pytest.raises(TaskError, match="expected mbpp, mbpp:sanitized or mbpp:full"):
+    with pytest.raises(TaskError, match=r"expected mbpp\[:sanitized\|:full\]\[:with-example\]"):
         load_tasks("mbpp:plus")
     with pytest.raises(TaskError, match=r"expected hf:<dataset>\[:<config>\]\[:<split>\]"):
         load_tasks("hf:")
@@ -278,3 +278,31 @@ def test_adapted_tasks_run_in_the_sandbox(hub_copies, docker_sandbox):
     for key, (good, stub) in results.items():
         assert set(good) == {"passed"}, (key, good)
         assert "passed" not in stub or set(stub) != {"passed"}, (key, stub)
+
+
+def test_mbpp_with_example_shows_the_first_assert_as_the_original_does(hub_copies):
+    plain = load_tasks("mbpp")
+    shown = load_tasks("mbpp:with-example")
+    assert shown.name == "mbpp:with-example" and "example" in shown.prompt_form and "no example" in plain.prompt_form
+    [t], [p] = shown.tasks, plain.tasks
+    first = MBPP_SANITIZED_ROW["test_list"][0]
+    assert first in t.prompt and first not in p.prompt
+    assert t.hidden_tests == p.hidden_tests  # graded the same way: only the prompt differs
+    assert t.entry_point == p.entry_point
+    [f] = load_tasks("mbpp:full:with-example").tasks
+    assert MBPP_FULL_ROW["test_list"][0] in f.prompt
+
+
+@pytest.mark.parametrize(
+    "row, name",
+    [
+        ({**MBPP_SANITIZED_ROW, "test_list": []}, "mbpp"),
+        ({**MBPP_SANITIZED_ROW, "test_list": ["  "]}, "mbpp"),
+        ({**HUMANEVAL_ROW, "test": "\n"}, "humaneval"),
+    ],
+)
+def test_hf_rows_without_hidden_tests_are_rejected(tmp_path, monkeypatch, row, name):
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-cache")
+    save([row], tmp_path / f"{name}.parquet")
+    with pytest.raises(TaskError, match="hidden tests|empty"):
+        load_tasks(f"hf:{tmp_path / (name + '.parquet')}")

@@ -1,0 +1,42 @@
+"""The one place the harness parses Python text (model answers, task files).
+
+CPython 3.11 keeps the counter it uses while turning a parsed tree into `ast` objects
+in per-interpreter state shared by every thread; two threads doing it at once can
+corrupt it, and `ast.parse` then fails with "SystemError: AST constructor recursion
+depth mismatch" (python/cpython gh-106905; seen here when several units parsed
+answers at once). The hazard is as wide as the interpreter, so the lock that
+serialises parsing must be too: it is this module's only state, and every parse in
+the harness goes through `parse` below. A lock owned by an object would protect only
+the callers that happened to share that object.
+"""
+from __future__ import annotations
+
+import ast
+import threading
+
+_PARSE_LOCK = threading.Lock()  # interpreter-wide hazard -> one lock per process (see above)
+
+
+def parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse`, one thread at a time. Raises SyntaxError / ValueError as it does."""
+    with _PARSE_LOCK:
+        return ast.parse(source, filename)
+
+
+def try_parse(source: str) -> ast.Module | None:
+    """The module, or None when the text is not valid Python."""
+    try:
+        return parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def syntax_problem(source: str) -> str | None:
+    """None when `source` parses; else "SyntaxError: <msg> (line N)"."""
+    try:
+        parse(source)
+    except SyntaxError as exc:
+        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
+    except ValueError as exc:  # e.g. a NUL byte
+        return f"ValueError: {exc}"
+    return None
