@@ -6,6 +6,7 @@ validated once; written whole into run.json.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -23,6 +24,10 @@ STRATEGY_CHOICES: dict[str, tuple[str, ...]] = {
     "both": ("reflexion", "baseline"),
     "all": ("reflexion", "feedback", "resample", "baseline"),
 }
+
+
+EXECUTORS = ("local", "ray")
+RAY_INSTALL_HINT = "pip install 'reflexion-harness[ray]' (or pip install ray)"
 
 
 class ConfigError(ValueError):
@@ -52,7 +57,9 @@ class RunConfig:
     k: tuple[int, ...] = (1,)  # pass@k to report; each k <= samples
     limit: int | None = None  # first N tasks
     task_ids: tuple[str, ...] | None = None  # only these tasks, in this order
-    workers: int = 8  # units of work (task x strategy x attempt) in flight at once
+    workers: int = 8  # units of work (task x strategy x attempt) in flight at once (per node on Ray)
+    executor: str = "local"  # local (a thread pool in this process) | ray (a Ray cluster)
+    ray_address: str | None = None  # with executor "ray": the cluster to join; None = Ray's default
     sandbox: str = "docker"  # docker | process (unsafe: no isolation)
     sandbox_workers: int = field(default_factory=available_cores)  # containers in the pool
     out: Path = Path("results")
@@ -132,6 +139,10 @@ class RunConfig:
             path = getattr(self, name)
             if path.exists() and not path.is_dir():
                 raise ConfigError(f"{name} {str(path)!r} exists and is not a folder")
+        if self.executor not in EXECUTORS:
+            raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {self.executor!r}")
+        if self.executor == "ray" and not _installed("ray"):
+            raise ConfigError(f"executor 'ray' needs Ray, which is not installed: {RAY_INSTALL_HINT}")
         if self.sandbox not in ("docker", "process"):
             raise ConfigError(f"sandbox must be 'docker' or 'process', got {self.sandbox!r}")
         return self
@@ -179,6 +190,13 @@ class RunConfig:
         data = dict(data.get("run", data))
         cls.from_dict(data, source=str(path))  # fail early on unknown keys / bad types
         return data
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 _PATHS = {"out", "memory_dir", "cache_dir", "prompts"}

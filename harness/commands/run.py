@@ -7,13 +7,16 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.cli import UsageError
 from harness.config import STRATEGY_CHOICES, ConfigError, RunConfig
 
+if TYPE_CHECKING:
+    from harness.models import ModelSettings
+
 # Settings a resumed run may change: how it runs, not what it measures.
-RESUMABLE_OVERRIDES = ("workers", "sandbox", "sandbox_workers", "cache", "report")
+RESUMABLE_OVERRIDES = ("workers", "sandbox", "sandbox_workers", "cache", "report", "executor", "ray_address")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--k", metavar="LIST", help="pass@k values to report, e.g. 1,5; each k <= samples (default 1)")
     a("--limit", type=int, metavar="N", help="only the first N tasks")
     a("--task-ids", metavar="ID,...", help="only these tasks")
-    a("--workers", type=int, metavar="N", help=f"units of work (task x strategy x attempt) in flight at once (default {d.workers})")
+    a("--workers", type=int, metavar="N", help=f"units of work (task x strategy x attempt) in flight at once, per node with --executor ray (default {d.workers})")
+    a("--executor", choices=["local", "ray"], help="local: a thread pool in this process (default); ray: units run across a Ray cluster's nodes (pip install 'reflexion-harness[ray]')")
+    a("--ray-address", metavar="ADDR", help="with --executor ray: the cluster to join, e.g. 10.0.0.5:6379 or auto (default: RAY_ADDRESS, else a local Ray instance)")
     a("--sandbox", choices=["docker", "process"], help="docker (default) or process: UNSAFE, model code runs on this host without isolation")
     a("--sandbox-workers", type=int, metavar="N", help="containers in the sandbox pool (default: CPU cores)")
     a("--out", type=Path, metavar="DIR", help=f"folder for run folders (default {d.out})")
@@ -85,6 +90,21 @@ def build_config(args: argparse.Namespace) -> RunConfig:
     return RunConfig.from_dict(values, source=source).validate()
 
 
+def model_settings(config: RunConfig, **extra: Any) -> "ModelSettings":
+    """The model settings a run's config asks for (on the driver, or on each Ray node)."""
+    from harness.models import ModelSettings, Price
+
+    return ModelSettings(
+        timeout_s=config.model_timeout_s,
+        max_retries=config.max_retries,
+        requests_per_minute=config.requests_per_minute,
+        tokens_per_minute=config.tokens_per_minute,
+        prices={m: Price(**p) for m, p in config.prices.items()},
+        cache_dir=config.cache_dir if config.cache else None,
+        **extra,
+    )
+
+
 def run_command(args: argparse.Namespace) -> int:
     try:
         return _run(args)
@@ -94,7 +114,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     # Imported here so `--help` and config errors stay fast.
-    from harness.models import ModelConfigError, ModelSettings, Price, open_model
+    from harness.models import ModelConfigError, open_model
     from harness.prompting import Prompts, PromptSetError
     from harness.results import SCHEMA_VERSION, read_run_header
     from harness.runner import RunInterrupted, Runner, prepare_run_dir
@@ -148,25 +168,22 @@ def _run(args: argparse.Namespace) -> int:
     if config.samples > 1 and config.temperature == 0.0:
         print("note: samples > 1 at temperature 0 gives near-identical attempts; pass@k>1 will say little", file=sys.stderr)
 
-    settings = ModelSettings(
-        timeout_s=config.model_timeout_s,
-        max_retries=config.max_retries,
-        requests_per_minute=config.requests_per_minute,
-        tokens_per_minute=config.tokens_per_minute,
-        prices={m: Price(**p) for m, p in config.prices.items()},
-        cache_dir=config.cache_dir if config.cache else None,
-    )
-    try:
-        model = open_model(config.model, settings)
-    except ModelConfigError as exc:
-        raise UsageError(str(exc)) from None
+    if config.executor == "ray":
+        # Each node opens its own model and sandbox pool (harness/executors/ray_node.py).
+        model, sandbox = None, None
+    else:
+        try:
+            model = open_model(config.model, model_settings(config))
+        except ModelConfigError as exc:
+            raise UsageError(str(exc)) from None
     t_model = time.perf_counter()
 
-    try:
-        sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers))
-    except SandboxUnavailable as exc:
-        model.close()
-        raise UsageError(str(exc)) from None
+    if model is not None:
+        try:
+            sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers))
+        except SandboxUnavailable as exc:
+            model.close()
+            raise UsageError(str(exc)) from None
     t_sandbox = time.perf_counter()
 
     if header is None:
@@ -176,7 +193,8 @@ def _run(args: argparse.Namespace) -> int:
     print(
         f"run {header['run_id']}: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)}"
         f" x {config.samples} sample(s), up to {config.trials} trials; model {config.model}; "
-        f"sandbox {config.sandbox} ({config.sandbox_workers} workers); folder {run_dir}",
+        f"sandbox {config.sandbox} ({config.sandbox_workers} workers{' per node' if config.executor == 'ray' else ''}); "
+        f"executor {config.executor}; folder {run_dir}",
         file=sys.stderr,
     )
     if getattr(model, "accepts_temperature", True) is False:
@@ -195,7 +213,8 @@ def _run(args: argparse.Namespace) -> int:
         result = runner.execute()
     except RunInterrupted as exc:
         print(str(exc), file=sys.stderr)
-        sandbox.close()
+        if sandbox is not None:
+            sandbox.close()
         sys.stderr.flush()
         sys.stdout.flush()
         os._exit(130)  # worker threads may be inside a model call; do not wait for them
@@ -208,11 +227,14 @@ def _run(args: argparse.Namespace) -> int:
             f"are saved; once fixed, resume with: python -m harness run --resume {run_dir}",
             file=sys.stderr,
         )
-        sandbox.close()
+        if sandbox is not None:
+            sandbox.close()
         sys.stderr.flush()
         os._exit(1)
-    sandbox.close()
-    model.close()
+    if sandbox is not None:  # on Ray the nodes hold their own
+        sandbox.close()
+    if model is not None:
+        model.close()
     try:
         return finish_run(result, config, timings={
             "load_s": round(t_model - t0, 3),
