@@ -1,12 +1,16 @@
 """Turns sandbox results into feedback text and verdicts."""
 from __future__ import annotations
 
+import ast
+import threading
 import time
 from dataclasses import dataclass
 from typing import Sequence
 
+from harness.parsing import try_parse
 from harness.prompting import Prompts
 from harness.results import TestRecord
+from harness.tasks.base import Task
 from sandbox import RunRequest, Sandbox, TestOutcome
 
 MAX_FEEDBACK_LINE = 300
@@ -35,20 +39,52 @@ def _feedback_line(rec: TestRecord) -> str:
     return line if len(line) <= MAX_FEEDBACK_LINE else line[: MAX_FEEDBACK_LINE - 3] + "..."
 
 
+def grading_prelude(prompt: str, entry_point: str) -> str:
+    """The task's own code the test may rely on: the prompt without the entry point.
+
+    Imports, helper functions (HumanEval's `poly`, `encode_cyclic`, `is_palindrome`)
+    and constants stay; the entry point's stub goes, so the test sees the program's.
+    A prompt that is not Python (MBPP's text) gives no prelude.
+    """
+    tree = try_parse(prompt)
+    if tree is None:
+        return ""
+    lines = prompt.splitlines(keepends=True)
+    drop: set[int] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == entry_point:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            drop.update(range(first - 1, node.end_lineno or node.lineno))
+    return "".join(line for number, line in enumerate(lines) if number not in drop)
+
+
 class Evaluator:
     def __init__(self, sandbox: Sandbox, prompts: Prompts, *, timeout_s: float) -> None:
         self.sandbox = sandbox
         self.prompts = prompts
         self.timeout_s = timeout_s
+        self._preludes: dict[str, str] = {}  # task_id -> prelude: parsed once per task
+        self._lock = threading.Lock()
 
-    def run(
-        self, program: str, tests: Sequence[str], *, trusted: bool, timeout_s: float | None = None
-    ) -> Evaluation:
-        """`trusted`: the tests are the task's (hidden) tests, not the model's own."""
+    def _prelude(self, task: Task) -> str:
+        with self._lock:
+            if task.task_id not in self._preludes:
+                self._preludes[task.task_id] = grading_prelude(task.prompt, task.entry_point)
+            return self._preludes[task.task_id]
+
+    def run(self, program: str, tests: Sequence[str], *, task: Task, timeout_s: float | None = None) -> Evaluation:
+        """Grade `program` on `tests` (hidden or internal: the sandbox treats both alike).
+
+        The test's process runs the task's prelude (its prompt's imports, helpers and
+        constants) and sees the program's `task.entry_point`; see sandbox/README.md.
+        """
         if not tests:
             return Evaluation([], True, 0.0)
         start = time.perf_counter()
-        request = RunRequest(program, list(tests), timeout_s or self.timeout_s, tests_trusted=trusted)
+        request = RunRequest(
+            program, list(tests), timeout_s or self.timeout_s,
+            prelude=self._prelude(task), entry_point=task.entry_point,
+        )
         outcomes = self.sandbox.run(request)
         records = _to_records(outcomes)
         return Evaluation(records, all(r.status == "passed" for r in records), time.perf_counter() - start)

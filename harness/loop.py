@@ -194,7 +194,7 @@ def _iterate(
             previous=context, lessons=shown, max_tokens=s.max_tokens, settings=calls,
         ))
 
-        internal, feedback = _evaluate_internal(ctx, draft, internal_tests)
+        internal, feedback = _evaluate_internal(ctx, task, draft, internal_tests)
         hidden = _grade_hidden(ctx, task, draft)
         sandbox_s = (internal.seconds if internal else 0.0) + (hidden.seconds if hidden else 0.0)
 
@@ -252,17 +252,17 @@ def lesson_of(record: TrialRecord, model: str) -> Lesson:
     )
 
 
-def _evaluate_internal(ctx: LoopContext, draft: Draft, tests: list[str]) -> tuple[Evaluation | None, str]:
+def _evaluate_internal(ctx: LoopContext, task: Task, draft: Draft, tests: list[str]) -> tuple[Evaluation | None, str]:
     if draft.error:
         return None, ctx.evaluator.feedback(None, error=draft.error)
-    evaluation = ctx.evaluator.run(draft.program, tests, trusted=False)
+    evaluation = ctx.evaluator.run(draft.program, tests, task=task)
     return evaluation, ctx.evaluator.feedback(evaluation)
 
 
 def _grade_hidden(ctx: LoopContext, task: Task, draft: Draft) -> Evaluation | None:
     if draft.error:
         return None
-    return ctx.evaluator.run(draft.program, task.hidden_tests, trusted=True, timeout_s=task.timeout_s)
+    return ctx.evaluator.run(draft.program, task.hidden_tests, task=task, timeout_s=task.timeout_s)
 
 
 def _baseline(ctx: LoopContext, task: Task, attempt: int) -> Iterator[TrialRecord]:

@@ -25,6 +25,15 @@ GUARD_MARGIN_S = 15.0
 _EOF = object()
 
 
+def valid_text(text: str) -> str:
+    """`text` as valid UTF-8: lone surrogates from the sandbox become \\udXXX escapes."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class WorkerLost(Exception):
     """The worker died or stopped answering; `hung` tells which."""
 
@@ -137,6 +146,7 @@ class WorkerPool:
         self._closed = False
         self._lock = threading.Lock()
         self.replacements = 0  # workers started to replace a dead, hung or worn one
+        self.retired: list[str] = []  # why workers asked to be replaced
         with ThreadPoolExecutor(max_workers=size) as starter:
             futures = [starter.submit(self._start) for _ in range(size)]
             errors = []
@@ -169,14 +179,20 @@ class WorkerPool:
         timeout = request.timeout_s if request.timeout_s is not None else self._limits.timeout_s
         slot = self._idle.get()  # calls beyond the pool size wait here
         try:
-            return [
-                self._run_test(slot, request.program, test, timeout, request.tests_trusted)
-                for test in request.tests
-            ]
+            return [self._run_test(slot, request, test, timeout) for test in request.tests]
         finally:
             self._idle.put(slot)
 
-    def _run_test(self, slot: _Slot, program: str, test: str, timeout: float, trusted: bool) -> TestOutcome:
+    def _run_test(self, slot: _Slot, request: RunRequest, test: str, timeout: float) -> TestOutcome:
+        outcome = self._run_test_once(slot, request, test, timeout)
+        if outcome is None:  # the worker declined the job before running it: a fresh one runs it
+            outcome = self._run_test_once(slot, request, test, timeout)
+        if outcome is None:
+            return TestOutcome(test=valid_text(test), status="error",
+                               detail="two sandbox workers in a row could not run the test")
+        return outcome
+
+    def _run_test_once(self, slot: _Slot, request: RunRequest, test: str, timeout: float) -> TestOutcome | None:
         channel = slot.channel
         worn_out = channel is not None and channel.jobs_done >= self._jobs_per_worker
         if channel is None or channel.broken or channel.ended or worn_out:
@@ -193,14 +209,15 @@ class WorkerPool:
                 raise RuntimeError("this sandbox is closed")
         limits = self._limits
         job = {
-            "program": program,
+            "program": request.program,
             "test": test,
+            "prelude": request.prelude,
+            "entry_point": request.entry_point,
             "timeout_s": timeout,
             "memory_mb": limits.memory_mb,
             "max_output_bytes": limits.max_output_bytes,
             "max_file_mb": limits.max_file_mb,
             "pids": limits.pids,
-            "trusted": trusted,
         }
         started = time.monotonic()
         try:
@@ -215,15 +232,21 @@ class WorkerPool:
                 detail=f"the sandbox worker {exc}; it was replaced",
                 duration_s=time.monotonic() - started,
             )
+        if answer.get("retire"):  # it could not restore a clean state: never reuse it
+            channel.broken = True
+            with self._lock:
+                self.retired.append(valid_text(str(answer["retire"]))[:400])
+        if answer.get("not_run"):
+            return None
         status = answer.get("status")
         if status not in ("passed", "failed", "error", "timeout"):
             status, answer = "error", {"detail": f"the sandbox worker answered {answer!r}"[:400]}
         return TestOutcome(
-            test=test,
+            test=valid_text(test),
             status=status,
-            detail=str(answer.get("detail", "")),
+            detail=valid_text(str(answer.get("detail", ""))),
             duration_s=float(answer.get("duration_s", 0.0)),
-            output=str(answer.get("output", "")),
+            output=valid_text(str(answer.get("output", ""))),
         )
 
     def close(self) -> None:

@@ -48,16 +48,21 @@ class TestOutcome:
 class RunRequest:
     """One program and the tests to judge it by.
 
-    `tests_trusted` says who wrote the tests. Trusted tests (a task's hidden tests) are
-    never seen by any process in which untrusted code runs. Untrusted tests (written
-    by the model, like the program) run apart from every process that has held a
-    trusted test's text, so they cannot read one out of memory they inherited.
+    Each test runs in its own process, apart from the program's; a test's text enters
+    no other process that runs code from the request (sandbox/README.md). So tests the
+    model wrote itself are handled exactly like a task's hidden tests.
     """
 
     program: str  # the code under test (a module's source)
     tests: Sequence[str]  # each runs, isolated, against a fresh run of `program`
     timeout_s: float | None = None  # per test; None means Limits.timeout_s
-    tests_trusted: bool = True
+    # Trusted code run in the test's process before each test: the task's own imports,
+    # helpers and constants. Names it defines are the grader's: the program cannot
+    # replace a helper the test uses to judge it.
+    prelude: str = ""
+    # The program's function under test: the test always sees the program's version,
+    # even where the prelude (or a builtin) has the same name.
+    entry_point: str | None = None
 
 
 @runtime_checkable

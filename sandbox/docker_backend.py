@@ -19,9 +19,10 @@ from sandbox.base import RunRequest, SandboxConfig, SandboxUnavailable, TestOutc
 
 OWNER_LABEL = "reflexion-harness.sandbox.owner"  # "<host>:<pid>" of the harness process
 TMPFS_MB = 64
-# The worker parent and the /tmp tmpfs share the container's memory cgroup with the
-# test; RLIMIT_AS (Limits.memory_mb) is what caps the test itself.
-MEMORY_HEADROOM_MB = 64 + TMPFS_MB
+# The worker, its zygote, the blank children kept ready, the test's process and the
+# /tmp tmpfs share the container's memory cgroup with the program; RLIMIT_AS
+# (Limits.memory_mb) is what caps the program's process (and the test's) itself.
+MEMORY_HEADROOM_MB = 160 + TMPFS_MB
 
 
 def _owner() -> str:

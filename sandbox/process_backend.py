@@ -1,9 +1,11 @@
 """Backend `process`: the same worker as host subprocesses. NOT isolated.
 
 The code under test runs as the harness's own user on this machine: it gets a clean
-environment, resource limits and its own scratch directory, but it can read and
-delete the user's files, use the network and signal the user's processes. Choose it
-only for code you trust, or where no Docker engine can run.
+environment, resource limits, its own scratch directory and the same two-process
+verdict as in a container, but it can read and delete the user's files, read other
+processes' environments through /proc (the harness's API keys), use the network and
+signal the user's processes. Choose it only for code you trust, or where no Docker
+engine can run.
 """
 from __future__ import annotations
 
@@ -22,8 +24,10 @@ from sandbox.base import RunRequest, SandboxConfig, TestOutcome
 
 WARNING = (
     "WARNING: sandbox 'process' runs model-written code on this machine WITHOUT "
-    "isolation: it can read and delete your files, reach the network and signal your "
-    "processes; only resource limits apply. Use the docker sandbox for untrusted code."
+    "isolation, as your user: it can read and delete your files, read the harness's "
+    "environment (API keys included, through /proc), reach the network, and signal or "
+    "stop your processes; only resource limits apply. Verdicts are still computed apart "
+    "from the program. Use the docker sandbox for untrusted code."
 )
 
 

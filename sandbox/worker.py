@@ -1,54 +1,80 @@
-"""The sandbox worker: runs one test of one program per job, in a fresh forked child.
+"""The sandbox worker: judges one test against one program per job, in two processes.
 
 Standard library only: it runs inside the sandbox image as PID 1 of a container, and,
-for the process backend, as a plain subprocess on the host.
+for the process backend, as a plain subprocess on the host. sandbox/README.md explains
+the design and its threat model; in short:
 
-Protocol, one JSON object per line. At start the worker writes
+    worker (W)   talks to the host, watches each job, cleans up; runs no job's code
+     '- zygote (Z)   forked before the first job; never holds a job; forks blank
+          children on request and says when each one ends
+           |- P   a blank child given the program: runs it, then serves calls
+           '- T   a blank child given one test: runs it; the program's functions are
+                  proxies that call into P; the verdict is computed here and written
+                  on a pipe that only T holds
+
+No process holds another job's program or test: P and T come from a zygote that has
+held none, so a test the model wrote cannot read a hidden test out of memory it
+inherited, and the program never sees the test that judges it. Only plain data
+crosses from P to T (None, bool, int, float, complex, str, bytes and list / tuple /
+dict / set / frozenset of them), as tagged JSON decoded by a parser that can build
+nothing else.
+
+Host protocol, one JSON object per line. At start the worker writes
 ``{"ready": true, "protocol": N, "pid": ..., "python": "..."}``. Each job line
-``{"id", "program", "test", "timeout_s", "memory_mb", "max_output_bytes",
-"max_file_mb", "pids"}`` gets one answer line
-``{"id", "status", "detail", "duration_s", "output"}``.
-
-Per job: fork a child from this clean parent; the child starts a new session, gets a
-clean environment, stdin from /dev/null, stdout+stderr into a pipe, its own scratch
-directory, CPU / address-space / file-size / core limits; it runs the program and then
-the test in one namespace and reports through a second pipe only after the test body
-ran (so exiting early never counts as passing). The parent enforces the wall-clock
-timeout and the output cap, kills every leftover process, reaps, and wipes the scratch
-space.
+``{"id", "program", "test", "prelude", "entry_point", "timeout_s", "memory_mb",
+"max_output_bytes", "max_file_mb", "pids"}`` gets one answer line
+``{"id", "status", "detail", "duration_s", "output"}``. The answer goes out before the
+clean-up; a worker that could not restore a clean state declines the next job with
+``{"id", "not_run": true, "retire": "<why>"}`` and exits, and the host runs that job
+on a fresh worker.
 """
 from __future__ import annotations
 
 import ast
+import builtins
 import ctypes
+import fcntl
 import gc
 import io
 import json
+import keyword
 import linecache
 import math
 import os
+import re
 import reprlib
 import resource
 import select
-import shutil
 import signal
+import socket
 import stat
+import struct
 import sys
 import tempfile
 import time
 import traceback
 import types
 
-PROTOCOL = 1
+PROTOCOL = 2
 DETAIL_MAX = 400  # characters of a failure detail
 _PROGRAM_FILE = "<program>"
 _TEST_FILE = "<test>"
-_REPORT_FD = 3  # the child's report pipe
+_PRELUDE_FILE = "<prelude>"
+_CHANNEL_FD = 3  # in P and T: the socket between them
+_REPORT_FD = 4  # in T: the verdict pipe to the worker
 _REPORT_MAX = 64 * 1024
+_FRAME_MAX = 32 * 1024 * 1024  # one message between P and T
+_DEPTH_MAX = 100  # nesting of plain data
+_ITEMS_MAX = 2_000_000  # values in one message
+_NAMES_MAX = 5000  # names a program may expose
+_ZYGOTE_TIMEOUT_S = 10.0
+_CLEANUP_TIMEOUT_S = 10.0
+_PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
+_IPC_RMID = 0
 
-# Imported once in the parent so that forked children find them ready. Heavy
+# Imported once in the worker so that every forked process finds them ready. Heavy
 # libraries with threads (numpy's BLAS) stay out: threads do not survive fork.
 _PRELOAD = (
     "abc argparse array base64 bisect calendar cmath collections collections.abc "
@@ -56,6 +82,13 @@ _PRELOAD = (
     "hashlib heapq itertools json math numbers operator random re statistics string "
     "struct tempfile textwrap typing unicodedata unittest"
 ).split()
+# Signals the worker and the zygotes ignore (SIGKILL and SIGSTOP cannot be ignored:
+# PID 1 of a container never receives them from inside; see README).
+_IGNORED_SIGNALS = [
+    s for s in signal.Signals
+    if s not in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD, signal.SIGSEGV,
+                 signal.SIGBUS, signal.SIGFPE, signal.SIGILL)
+]
 
 
 def _preload() -> None:
@@ -66,11 +99,229 @@ def _preload() -> None:
             pass
 
 
-# ---------------------------------------------------------------- in the child
+_LIBC = ctypes.CDLL(None, use_errno=True)  # the C library's handle: a constant
+
+
+def _prctl(option: int, value: int) -> None:
+    try:
+        _LIBC.prctl(option, value, 0, 0, 0)
+    except AttributeError:
+        pass
+
+
+# ================================================================ plain data
+
+
+class NotPlain(Exception):
+    """A value that is not plain data; the message says what it is ("a Node")."""
+
+
+class WireError(Exception):
+    """A message that is not well-formed plain data."""
+
+
+_HEX_INT = re.compile(r"-?0x[0-9a-f]+")
+_SMALL_INT = 1 << 1000  # ints below this travel as JSON numbers, larger ones as hex
+_BARE = frozenset({str, float, bool, type(None)})  # with small ints: JSON as they are
+
+
+def _bare_items(items) -> bool:
+    """Every item an exact str, float, bool, None or small int: JSON can carry the
+    container as it is (the common case: lists of numbers or strings)."""
+    for item in items:
+        kind = type(item)
+        if kind is int:
+            if not -_SMALL_INT < item < _SMALL_INT:
+                return False
+        elif kind not in _BARE:
+            return False
+    return True
+
+
+def _type_name(value: object) -> str:
+    try:
+        name = type(value).__name__
+    except BaseException:
+        return "object"
+    return name if isinstance(name, str) and name.isidentifier() else "object"
+
+
+def to_tree(value: object) -> object:
+    """A JSON-able tree for a plain value; subclasses become their base type."""
+    budget = [_ITEMS_MAX]
+
+    def walk(v: object, depth: int) -> object:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise NotPlain(f"more than {_ITEMS_MAX} values")
+        if depth > _DEPTH_MAX:
+            raise NotPlain(f"data nested deeper than {_DEPTH_MAX} levels")
+        if v is None or v is True or v is False:
+            return v
+        if isinstance(v, bool):  # bool cannot be subclassed; kept for clarity
+            return bool.__bool__(v)
+        if isinstance(v, int):
+            number = int.__index__(v)
+            return number if -_SMALL_INT < number < _SMALL_INT else ["int", hex(number)]
+        if isinstance(v, float):
+            return float.__float__(v)  # JSON keeps every float exactly, nan and inf included
+        if isinstance(v, complex):
+            return ["complex", float.hex(complex.real.__get__(v)), float.hex(complex.imag.__get__(v))]
+        if isinstance(v, str):
+            return str.__str__(v)
+        if isinstance(v, bytes):
+            return ["bytes", bytes.hex(v)]
+        if isinstance(v, (list, tuple, set, frozenset)) and type(v) in (list, tuple, set, frozenset):
+            items = list(v)
+            if _bare_items(items):
+                budget[0] -= len(items)
+                if budget[0] < 0:
+                    raise NotPlain(f"more than {_ITEMS_MAX} values")
+                return [type(v).__name__, items]
+        if isinstance(v, list):
+            return ["list", [walk(x, depth + 1) for x in list.__iter__(v)]]
+        if isinstance(v, tuple):
+            return ["tuple", [walk(x, depth + 1) for x in tuple.__iter__(v)]]
+        if isinstance(v, dict):
+            return ["dict", [[walk(k, depth + 1), walk(x, depth + 1)] for k, x in dict.items(v)]]
+        if isinstance(v, frozenset):
+            return ["frozenset", [walk(x, depth + 1) for x in frozenset.__iter__(v)]]
+        if isinstance(v, set):
+            return ["set", [walk(x, depth + 1) for x in set.__iter__(v)]]
+        module = getattr(type(v), "__module__", "") or ""
+        if module.split(".")[0] == "numpy" and getattr(v, "shape", None) == () and hasattr(v, "item"):
+            return walk(v.item(), depth + 1)  # a numpy scalar: its Python value
+        raise NotPlain(f"a {_type_name(v)}")
+
+    return walk(value, 0)
+
+
+_DECODED_SCALARS = frozenset({str, int, float, bool, type(None)})  # what json.loads makes
+
+
+def from_tree(tree: object) -> object:
+    """The plain value a tree describes; WireError for anything else. Trusted side."""
+    budget = [_ITEMS_MAX]
+
+    def hashable(v: object) -> object:
+        try:
+            hash(v)
+        except TypeError:
+            raise WireError(f"unhashable {type(v).__name__} as a dict key or set member") from None
+        return v
+
+    def items(node: list, depth: int) -> list:
+        if len(node) != 2 or type(node[1]) is not list:
+            raise WireError(f"malformed {node[0]}")
+        values = node[1]
+        if all(type(x) in _DECODED_SCALARS for x in values):  # numbers and strings as JSON gave them
+            budget[0] -= len(values)
+            if budget[0] < 0:
+                raise WireError("too large")
+            return values
+        return [walk(x, depth + 1) for x in values]
+
+    def walk(node: object, depth: int) -> object:
+        budget[0] -= 1
+        if budget[0] < 0 or depth > _DEPTH_MAX + 2:
+            raise WireError("too large or too deep")
+        kind = type(node)
+        if node is None or kind is bool or kind is str or kind is int or kind is float:
+            return node
+        if kind is not list or not node or type(node[0]) is not str:
+            raise WireError("not a tagged value")
+        tag = node[0]
+        if tag == "int" and len(node) == 2 and type(node[1]) is str and _HEX_INT.fullmatch(node[1]):
+            return int(node[1], 16)
+        if tag == "float" and len(node) == 2 and type(node[1]) is str and len(node[1]) < 40:
+            try:
+                return float.fromhex(node[1])
+            except ValueError:
+                raise WireError("bad float") from None
+        if tag == "complex" and len(node) == 3 and all(type(p) is str and len(p) < 40 for p in node[1:]):
+            try:
+                return complex(float.fromhex(node[1]), float.fromhex(node[2]))
+            except ValueError:
+                raise WireError("bad complex") from None
+        if tag == "bytes" and len(node) == 2 and type(node[1]) is str:
+            try:
+                return bytes.fromhex(node[1])
+            except ValueError:
+                raise WireError("bad bytes") from None
+        if tag == "list":
+            return items(node, depth)
+        if tag == "tuple":
+            return tuple(items(node, depth))
+        if tag == "set":
+            return {hashable(x) for x in items(node, depth)}
+        if tag == "frozenset":
+            return frozenset(hashable(x) for x in items(node, depth))
+        if tag == "dict":
+            if len(node) != 2 or type(node[1]) is not list:
+                raise WireError("malformed dict")
+            out = {}
+            for pair in node[1]:
+                if type(pair) is not list or len(pair) != 2:
+                    raise WireError("malformed dict item")
+                out[hashable(walk(pair[0], depth + 1))] = walk(pair[1], depth + 1)
+            return out
+        raise WireError(f"unknown tag {tag[:20]!r}")
+
+    return walk(tree, 0)
+
+
+# ================================================================ frames
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def send_frame(fd: int, message: dict) -> None:
+    """One JSON object, length-prefixed."""
+    data = json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode()
+    _write_all(fd, struct.pack(">I", len(data)) + data)
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    chunks, remaining = [], size
+    while remaining:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv_frame(fd: int) -> dict | None:
+    """The next message, None at end of stream; WireError if it is not a JSON object."""
+    head = _read_exact(fd, 4)
+    if head is None:
+        return None
+    (size,) = struct.unpack(">I", head)
+    if size > _FRAME_MAX:
+        raise WireError(f"a message of {size} bytes (the limit is {_FRAME_MAX})")
+    body = _read_exact(fd, size)
+    if body is None:
+        return None
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        raise WireError("a message that is not JSON") from None
+    if type(message) is not dict:
+        raise WireError("a message that is not an object")
+    return message
+
+
+# ================================================================ text helpers
 
 
 def _one_line(text: str, limit: int = DETAIL_MAX) -> str:
-    text = " ".join(part.strip() for part in text.strip().splitlines())
+    text = " ".join(part.strip() for part in str(text).strip().splitlines())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -81,7 +332,7 @@ def _short_repr(value: object) -> str:
     shortener.maxlong = 100
     try:
         return shortener.repr(value)
-    except BaseException as exc:  # a hostile or broken __repr__
+    except BaseException as exc:  # e.g. an int too long for repr
         return f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
 
 
@@ -94,11 +345,395 @@ def _exception_line(exc: BaseException) -> str:
         return type(exc).__name__
 
 
+# ================================================================ in P and T
+
+
+def _enter_child(fds: dict[int, int], job: dict, cwd: str, stdio: tuple, home: str, role: str) -> None:
+    """A blank child takes its job: only the given fds, its directory, limits, signals.
+
+    `fds` maps target fd -> current fd; stdout+stderr are the output pipe.
+    """
+    if role == "program":  # Python's own defaults, as the program would have them
+        for number in _IGNORED_SIGNALS:
+            try:
+                signal.signal(number, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # EPIPE as an error, not a death
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # "File too large" as an error
+    # The test process keeps ignoring signals: the program's leftovers cannot stop it
+    # with anything but SIGKILL/SIGSTOP, which make the verdict an error or a timeout.
+    # Move sources above the targets first so that no dup2 clobbers another source.
+    moved = {target: fcntl.fcntl(source, fcntl.F_DUPFD, 64) for target, source in fds.items()}
+    for target, source in moved.items():
+        os.dup2(source, target)
+    highest = max([2, *fds])
+    os.closerange(highest + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    os.chdir(cwd)
+    os.environ["HOME"] = home
+    _apply_limits(job)
+    sys.stdin, sys.stdout, sys.stderr = stdio
+
+
+def _apply_limits(job: dict) -> None:
+    mb = 1024 * 1024
+    cpu = math.ceil(float(job["timeout_s"])) + 1
+    limits = [
+        (resource.RLIMIT_CPU, cpu, cpu + 1),
+        (resource.RLIMIT_AS, int(job["memory_mb"]) * mb, int(job["memory_mb"]) * mb),
+        (resource.RLIMIT_FSIZE, int(job["max_file_mb"]) * mb, int(job["max_file_mb"]) * mb),
+        (resource.RLIMIT_CORE, 0, 0),
+        (resource.RLIMIT_MSGQUEUE, 0, 0),  # no POSIX message queues
+    ]
+    if job.get("nproc"):
+        limits.append((resource.RLIMIT_NPROC, int(job["nproc"]), int(job["nproc"])))
+    for which, soft, hard in limits:
+        _, old_hard = resource.getrlimit(which)
+        if old_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, old_hard), min(hard, old_hard)
+        try:
+            resource.setrlimit(which, (soft, hard))
+        except (ValueError, OSError):
+            pass
+
+
+def _flush_stdio() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
+# ---------------------------------------------------------------- P: the program
+
+
+def _describe_names(namespace: dict, wanted: object) -> list[list]:
+    """The module-level names the test refers to, as the test process may see them."""
+    names: list[list] = []
+    if type(wanted) is not list:
+        return names
+    for name in wanted[:_NAMES_MAX]:
+        if type(name) is not str or (name.startswith("__") and name.endswith("__")) or name not in namespace:
+            continue
+        value = namespace[name]
+        if isinstance(value, types.ModuleType):
+            module = getattr(value, "__name__", None)
+            names.append([name, "module", module if isinstance(module, str) else ""])
+        elif callable(value):
+            names.append([name, "callable", _type_name(value)])
+        else:
+            try:
+                names.append([name, "value", to_tree(value)])
+            except NotPlain:
+                names.append([name, "opaque", _type_name(value)])
+    return names
+
+
+def _exception_message(exc: BaseException) -> dict:
+    kind = type(exc)
+    builtin_base = "Exception"
+    for base in kind.__mro__:
+        if getattr(base, "__module__", None) == "builtins":
+            builtin_base = base.__name__
+            break
+    try:
+        args = to_tree(tuple(exc.args))
+    except BaseException:
+        args = None
+    try:
+        text = str(exc)
+    except BaseException:
+        text = ""
+    return {"op": "raise", "type": _type_name(exc), "base": builtin_base, "args": args,
+            "message": text[:DETAIL_MAX * 4]}
+
+
+def _program_main(payload: dict) -> None:
+    """P: run the program, then answer calls from the test until it hangs up."""
+    module = types.ModuleType("solution")
+    sys.modules["solution"] = module
+    namespace = module.__dict__
+    program = payload["program"]
+    linecache.cache[_PROGRAM_FILE] = (len(program), None, program.splitlines(True), _PROGRAM_FILE)
+    channel = _CHANNEL_FD
+    try:
+        exec(compile(program, _PROGRAM_FILE, "exec"), namespace)
+    except SystemExit as exc:
+        _flush_stdio()
+        send_frame(channel, {"op": "failed",
+                             "detail": f"the program called sys.exit({_short_repr(exc.code)}) before the test ran"})
+        return
+    except BaseException as exc:
+        _flush_stdio()
+        send_frame(channel, {"op": "failed", "detail": _one_line(_exception_line(exc))})
+        return
+    _flush_stdio()
+    try:
+        hello = recv_frame(channel)
+    except WireError:
+        return
+    if hello is None or hello.get("op") != "hello":
+        return
+    send_frame(channel, {"op": "ready", "names": _describe_names(namespace, hello.get("names"))})
+    while True:
+        try:
+            message = recv_frame(channel)
+        except WireError:
+            return
+        if message is None or message.get("op") != "call":
+            return
+        send_frame(channel, _serve_call(namespace, message))
+
+
+def _serve_call(namespace: dict, message: dict) -> dict:
+    name = message.get("name")
+    try:
+        args = from_tree(message.get("args"))
+        kwargs = from_tree(message.get("kwargs"))
+    except WireError as exc:
+        return {"op": "refused", "detail": f"bad arguments: {exc}"}
+    function = namespace.get(name) if isinstance(name, str) else None
+    if not callable(function) or type(args) is not tuple or type(kwargs) is not dict:
+        return {"op": "refused", "detail": f"{name!r} is not a function of the program"}
+    before = [to_tree(a) if type(a) in (list, dict, set) else None for a in args]
+    before_kw = {k: to_tree(a) if type(a) in (list, dict, set) else None for k, a in kwargs.items()}
+    try:
+        result = function(*args, **kwargs)
+    except (SystemExit, KeyboardInterrupt) as exc:
+        _flush_stdio()
+        what = "sys.exit" if isinstance(exc, SystemExit) else "KeyboardInterrupt"
+        code = f"({_short_repr(exc.code)})" if isinstance(exc, SystemExit) else ""
+        return {"op": "exit", "detail": f"the program raised {what}{code} during a call to {name}()"}
+    except BaseException as exc:
+        _flush_stdio()
+        return _exception_message(exc)
+    _flush_stdio()
+    try:
+        value = to_tree(result)
+    except NotPlain as exc:
+        return {"op": "not_plain",
+                "detail": f"{name}() returned {exc}; only plain data can be compared outside the sandbox"}
+    mutated, kw_mutated = [], []
+    try:  # arguments changed in place travel back, so in-place tests still work
+        for index, arg in enumerate(args):
+            if type(arg) in (list, dict, set) and (after := to_tree(arg)) != before[index]:
+                mutated.append([index, after])
+        for key, arg in kwargs.items():
+            if type(arg) in (list, dict, set) and (after := to_tree(arg)) != before_kw[key]:
+                kw_mutated.append([key, after])
+    except NotPlain as exc:
+        return {"op": "not_plain",
+                "detail": f"{name}() put {exc} into an argument; only plain data can be compared outside the sandbox"}
+    return {"op": "return", "value": value, "mutated": mutated, "kw_mutated": kw_mutated}
+
+
+# ---------------------------------------------------------------- T: the test
+
+
+class ProgramBroke(BaseException):
+    """The program misbehaved during a call (died, exited, returned something that is
+    not plain data). A BaseException, so `except Exception` in a test cannot swallow
+    it; the link also remembers it, so the verdict is an error whatever the test does."""
+
+
+class _Link:
+    """The test's end of the channel to P."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.broken: str | None = None
+        self.program_ended = False
+        self.calls = 0
+
+    def fail(self, detail: str, ended: bool = False) -> ProgramBroke:
+        if self.broken is None:
+            self.broken = detail
+            self.program_ended = ended
+        return ProgramBroke(self.broken)
+
+    def receive(self, during: str) -> dict:
+        try:
+            message = recv_frame(self.fd)
+        except WireError as exc:
+            raise self.fail(f"the program sent {exc} {during}") from None
+        except OSError as exc:
+            raise self.fail(f"the program's channel failed ({exc.strerror}) {during}", ended=True) from None
+        if message is None:
+            raise self.fail(f"the program's process ended {during}", ended=True)
+        return message
+
+    def call(self, name: str, args: tuple, kwargs: dict) -> object:
+        if self.broken is not None:
+            raise ProgramBroke(self.broken)
+        try:
+            wire_args, wire_kwargs = to_tree(args), to_tree(kwargs)
+        except NotPlain as exc:
+            raise self.fail(f"an argument of {name}() is {exc}; only plain data can be sent to the program") from None
+        self.calls += 1
+        try:
+            send_frame(self.fd, {"op": "call", "name": name, "args": wire_args, "kwargs": wire_kwargs})
+        except OSError:
+            raise self.fail(f"the program's process ended before a call to {name}()", ended=True) from None
+        reply = self.receive(f"during a call to {name}()")
+        op = reply.get("op")
+        if op == "return":
+            try:
+                value = from_tree(reply.get("value"))
+                self._copy_back(args, reply.get("mutated"), lambda i: 0 <= i < len(args) and args[i])
+                self._copy_back(kwargs, reply.get("kw_mutated"), lambda k: kwargs.get(k))
+            except (WireError, TypeError, ValueError) as exc:
+                raise self.fail(f"{name}() answered with malformed data ({exc})") from None
+            return value
+        if op == "raise":
+            raise _rebuild_exception(reply)
+        detail = reply.get("detail")
+        detail = detail if isinstance(detail, str) else f"the program answered {str(op)[:40]!r}"
+        raise self.fail(_one_line(detail))
+
+    @staticmethod
+    def _copy_back(container: object, changes: object, lookup) -> None:
+        if not changes:
+            return
+        if type(changes) is not list:
+            raise WireError("bad mutations")
+        for change in changes:
+            if type(change) is not list or len(change) != 2:
+                raise WireError("bad mutation")
+            key, tree = change
+            if type(key) not in (int, str):
+                raise WireError("bad mutation key")
+            original = lookup(key)
+            new = from_tree(tree)
+            if type(original) is not type(new):
+                continue
+            if type(original) is list:
+                original[:] = new
+            elif type(original) in (dict, set):
+                original.clear()
+                original.update(new)
+
+
+def _rebuild_exception(reply: dict) -> BaseException:
+    """The program's exception, as an exception of the test's own making."""
+    name = reply.get("type")
+    name = name if isinstance(name, str) and name.isidentifier() and len(name) <= 100 else "ProgramError"
+    base_name = reply.get("base")
+    base = getattr(builtins, base_name, None) if isinstance(base_name, str) else None
+    if not (isinstance(base, type) and issubclass(base, Exception)):
+        base = Exception
+    message = reply.get("message")
+    message = message if isinstance(message, str) else ""
+    try:
+        args = from_tree(reply.get("args"))
+        if type(args) is not tuple:
+            args = (message,)
+    except WireError:
+        args = (message,)
+    kind = base if name == base.__name__ else type(name, (base,), {"__module__": "program"})
+    for attempt in (args, (message,), ()):
+        try:
+            return kind(*attempt)
+        except BaseException:
+            continue
+    return Exception(message)
+
+
+class _Remote:
+    """A function of the program, called from the test through the channel."""
+
+    def __init__(self, link: _Link, name: str) -> None:
+        self._link = link
+        self.__name__ = self.__qualname__ = name
+
+    def __call__(self, *args, **kwargs):
+        return self._link.call(self.__name__, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<function {self.__name__} of the sandboxed program>"
+
+
+class _Opaque:
+    """A module-level object of the program that is neither plain data nor callable."""
+
+    def __init__(self, link: _Link, name: str, kind: str) -> None:
+        object.__setattr__(self, "_why", (link, f"`{name}` is a {kind} in the program; only functions "
+                                               "and plain data are visible outside the sandbox"))
+
+    def _refuse(self, *args, **kwargs):
+        link, why = object.__getattribute__(self, "_why")
+        raise link.fail(why)
+
+    __call__ = __getattr__ = __eq__ = __iter__ = __len__ = __getitem__ = __bool__ = _refuse
+
+    def __repr__(self) -> str:
+        return "<opaque object of the sandboxed program>"
+
+
+# Modules a test may get by the program's import (`import numpy as np` in the program,
+# `np` in the test): the standard library and the image's scientific packages, imported
+# by the test process itself from its own path. Not those that act on import.
+_IMPORTABLE_EXTRA = frozenset({"numpy", "pytest"})
+_ACTS_ON_IMPORT = frozenset({"antigravity", "this", "turtle", "turtledemo", "tkinter", "idlelib",
+                             "webbrowser", "pydoc"})
+
+
+def _importable(module: str) -> bool:
+    if module in sys.modules:
+        return True
+    top = module.split(".")[0]
+    if top in _ACTS_ON_IMPORT or not (top in sys.stdlib_module_names or top in _IMPORTABLE_EXTRA):
+        return False
+    if not all(part.isidentifier() for part in module.split(".")):
+        return False
+    try:
+        __import__(module)
+    except BaseException:
+        return False
+    return module in sys.modules
+
+
+def _bind_program_names(namespace: dict, link: _Link, names: object, entry_point: str | None,
+                        own: set[str]) -> None:
+    """The program's module-level names, as the test sees them.
+
+    The entry point always comes from the program. Other names come from it only when
+    the test's side does not define them: builtins and the task's prelude (its own
+    helpers and imports) stay the grader's, so the program cannot replace a function
+    the test relies on to judge it.
+    """
+    if type(names) is not list:
+        return
+    for item in names[:_NAMES_MAX]:
+        if type(item) is not list or len(item) != 3 or type(item[0]) is not str:
+            continue
+        name, kind, info = item
+        if not name.isidentifier() or keyword.iskeyword(name) or len(name) > 200:
+            continue
+        if name != entry_point and (name in own or hasattr(builtins, name)):
+            continue
+        if kind == "callable":
+            namespace[name] = _Remote(link, name)
+        elif kind == "value":
+            try:
+                namespace[name] = from_tree(info)
+            except WireError:
+                namespace[name] = _Opaque(link, name, "malformed value")
+        elif kind == "module" and isinstance(info, str) and _importable(info):
+            namespace[name] = sys.modules[info]
+        elif kind == "module":
+            namespace[name] = _Opaque(link, name, f"module {str(info)[:60]!r} the test process cannot import")
+        else:
+            namespace[name] = _Opaque(link, name, str(info)[:60] if isinstance(info, str) else "object")
+
+
 def _assertion_detail(exc: AssertionError, test_source: str) -> str:
     """The failing assert's source, with the observed left side when it is a comparison.
 
     Only failures pay for this: the left side is evaluated again, in the frame of the
-    failing assert, after the fact (the test code runs as written).
+    failing assert, after the fact (the test code runs as written). Values from the
+    program are plain data here, so their repr is the test process's own.
     """
     tb = exc.__traceback__
     last = None
@@ -106,7 +741,7 @@ def _assertion_detail(exc: AssertionError, test_source: str) -> str:
         last = tb
         tb = tb.tb_next
     if last is None or last.tb_frame.f_code.co_filename != _TEST_FILE:
-        return _one_line(_exception_line(exc))  # raised inside the program, not by a test
+        return _one_line(_exception_line(exc))  # raised by the program, not by a test
     frame = last.tb_frame
     line, col = last.tb_lineno, 0
     try:  # the raising instruction's position tells apart two asserts on one line
@@ -141,73 +776,89 @@ def _assertion_detail(exc: AssertionError, test_source: str) -> str:
     return _one_line(f"{source}  # {message}" if message else source)
 
 
-def _execute(program: str, test: str) -> tuple[str, str]:
-    """Run program then test in one fresh module namespace -> (status, detail)."""
-    module = types.ModuleType("solution")
-    sys.modules["solution"] = module
-    namespace = module.__dict__
-    for name, text in ((_PROGRAM_FILE, program), (_TEST_FILE, test)):
+def _global_names(code: types.CodeType) -> set[str]:
+    """Every name the test's code may look up (a superset: attribute names too)."""
+    names: set[str] = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(const for const in current.co_consts if isinstance(const, types.CodeType))
+    return names
+
+
+def _judge(payload: dict, link: _Link) -> tuple[str, str]:
+    """Run the test against the program in P -> (status, detail)."""
+    test, prelude = payload["test"], payload.get("prelude") or ""
+    namespace: dict = {"__name__": "__test__", "__builtins__": builtins}
+    for name, text in ((_PRELUDE_FILE, prelude), (_TEST_FILE, test)):
         linecache.cache[name] = (len(text), None, text.splitlines(True), name)
-    try:
-        exec(compile(program, _PROGRAM_FILE, "exec"), namespace)
-    except SystemExit as exc:
-        return "error", f"the program called sys.exit({exc.code!r}) before the test ran"
-    except BaseException as exc:
-        return "error", _one_line(_exception_line(exc))
     try:
         code = compile(test, _TEST_FILE, "exec")
     except SyntaxError as exc:
         return "error", _one_line(f"invalid test: {_exception_line(exc)}")
+    if prelude:
+        try:
+            exec(compile(prelude, _PRELUDE_FILE, "exec"), namespace)
+        except BaseException as exc:
+            return "error", _one_line(f"the task's prelude failed: {_exception_line(exc)}")
+    own = set(namespace)
+    entry_point = payload.get("entry_point")
+    wanted = _global_names(code) | ({entry_point} if isinstance(entry_point, str) else set())
+    try:
+        send_frame(link.fd, {"op": "hello", "names": sorted(wanted)})
+    except OSError:
+        pass  # the program already failed and left: its last word is still to be read
+    try:
+        first = link.receive("before the test ran")
+    except ProgramBroke:
+        return "error", link.broken or "the program's process ended"
+    if first.get("op") == "failed":
+        detail = first.get("detail")
+        return "error", _one_line(detail if isinstance(detail, str) else "the program failed")
+    if first.get("op") != "ready":
+        return "error", "the program sent an unexpected first message"
+    _bind_program_names(namespace, link, first.get("names"), entry_point, own)
     try:
         exec(code, namespace)
+    except ProgramBroke:
+        pass
     except AssertionError as exc:
-        return "failed", _assertion_detail(exc, test)
+        if link.broken is None:
+            return "failed", _assertion_detail(exc, test)
     except SystemExit as exc:
-        return "error", f"the code called sys.exit({exc.code!r}) before the test finished"
+        if link.broken is None:
+            return "error", f"the test called sys.exit({_short_repr(exc.code)}) before it finished"
     except BaseException as exc:
-        return "error", _one_line(_exception_line(exc))
+        if link.broken is None:
+            return "error", _one_line(_exception_line(exc))
+    if link.broken is not None:
+        return "error", _one_line(link.broken)
     return "passed", ""
 
 
-def _apply_limits(job: dict) -> None:
-    mb = 1024 * 1024
-    cpu = math.ceil(float(job["timeout_s"])) + 1
-    limits = [
-        (resource.RLIMIT_CPU, cpu, cpu + 1),
-        (resource.RLIMIT_AS, int(job["memory_mb"]) * mb, int(job["memory_mb"]) * mb),
-        (resource.RLIMIT_FSIZE, int(job["max_file_mb"]) * mb, int(job["max_file_mb"]) * mb),
-        (resource.RLIMIT_CORE, 0, 0),
-    ]
-    if job.get("nproc"):
-        limits.append((resource.RLIMIT_NPROC, int(job["nproc"]), int(job["nproc"])))
-    for which, soft, hard in limits:
-        _, old_hard = resource.getrlimit(which)
-        if old_hard != resource.RLIM_INFINITY:
-            soft, hard = min(soft, old_hard), min(hard, old_hard)
-        resource.setrlimit(which, (soft, hard))
+def _judge_main(payload: dict) -> None:
+    """T: judge, then write the verdict on the report pipe; never returns."""
+    link = _Link(_CHANNEL_FD)
+    try:
+        status, detail = _judge(payload, link)
+    except BaseException as exc:  # the judge itself failed: never a pass
+        status, detail = "error", _one_line(f"the test process failed: {_exception_line(exc)}")
+    _flush_stdio()
+    report = {"token": payload["token"], "pid": os.getpid(), "status": status, "detail": detail,
+              "program_ended": link.program_ended}
+    try:
+        _write_all(_REPORT_FD, (json.dumps(report) + "\n").encode())
+    except BaseException:
+        os._exit(71)
+    os._exit(0)
 
 
-def _prepare_children(scratch: str) -> tuple:
-    """Once, in the parent: everything the children share, so each fork starts ready.
+# ================================================================ zygotes
 
-    The parent's own environment becomes the children's clean one (the parent needs
-    none), and the stdio objects a child will use are made here, unused by the parent.
-    """
-    os.environ.clear()
-    os.environ.update(
-        PATH="/usr/local/bin:/usr/bin:/bin",
-        HOME=scratch,
-        TMPDIR=scratch,
-        LANG="C.UTF-8",
-        PYTHONDONTWRITEBYTECODE="1",
-        OMP_NUM_THREADS="1",
-        OPENBLAS_NUM_THREADS="1",
-        MKL_NUM_THREADS="1",
-    )
-    tempfile.tempdir = None  # recomputed from TMPDIR
-    sys.argv = [""]
-    sys.path.insert(0, scratch)
-    # Line-buffered like a terminal, so stdout and stderr keep their order.
+
+def _stdio_objects() -> tuple:
+    """The stdio objects a forked child will use (made once, before any fork)."""
     return (
         open(0, "r", closefd=False),
         io.TextIOWrapper(open(1, "wb", closefd=False), encoding="utf-8",
@@ -217,153 +868,313 @@ def _prepare_children(scratch: str) -> tuple:
     )
 
 
-def _child(job: dict, token: str, out_w: int, report_w: int, scratch: str, stdio: tuple) -> None:
-    """In the forked child: isolate, limit, run, report; never returns."""
+def _recv_job(sock: socket.socket) -> tuple[dict, list[int]] | None:
+    """A job for a blank child: a 4-byte length with the fds, then that many bytes of JSON."""
+    head, fds, _, _ = socket.recv_fds(sock, 4, 8)
+    if not head:
+        return None
+    while len(head) < 4:
+        more = sock.recv(4 - len(head))
+        if not more:
+            return None
+        head += more
+    (size,) = struct.unpack(">I", head)
+    body = _read_exact(sock.fileno(), size)
+    if body is None:
+        return None
+    return json.loads(body), list(fds)
+
+
+def _blank_child(sock: socket.socket, scratch: str, stdio: tuple) -> None:
+    """A forked child that waits for its job, then becomes P or T; never returns.
+
+    Its parent, the zygote, has never held a job: the child's memory holds no
+    program and no test but its own. Job-independent set-up happens here, while the
+    child waits, off the job's critical path.
+    """
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
     try:
-        os.setsid()
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.dup2(out_w, 1)
-        os.dup2(out_w, 2)
-        os.dup2(report_w, _REPORT_FD)
-        os.closerange(_REPORT_FD + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-        os.chdir(scratch)
-        _apply_limits(job)
-        sys.stdin, sys.stdout, sys.stderr = stdio
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        received = _recv_job(sock)
+    except (OSError, ValueError):
+        received = None
+    if received is None:
+        os._exit(0)
+    payload, fds = received
+    role = payload.get("role")
+    targets = [_CHANNEL_FD, 1] if role == "program" else [_CHANNEL_FD, 1, _REPORT_FD]
+    try:
+        sock.close()
+        fd_map = dict(zip(targets, fds))
+        fd_map[2] = fd_map[1]
+        # The program may import modules it wrote; the test only the installed ones.
+        if role == "program":
+            sys.path.insert(0, scratch)
+        _enter_child(fd_map, payload, scratch, stdio, scratch if role == "program" else "/nonexistent", role)
     except BaseException:
         os._exit(70)
-    status, detail = _execute(job["program"], job["test"])
-    for stream in (sys.stdout, sys.stderr):
+    if role == "program":
         try:
-            stream.flush()
+            _program_main(payload)
         except BaseException:
             pass
-    report = {"token": token, "pid": os.getpid(), "status": status, "detail": detail}
-    try:
-        os.write(_REPORT_FD, (json.dumps(report) + "\n").encode())
-    except BaseException:
-        os._exit(71)
-    os._exit(0)
+        _flush_stdio()
+        os._exit(0)
+    _judge_main(payload)
 
 
-# ---------------------------------------------------------------- in the parent
+def _zygote_main(control: socket.socket, scratch: str) -> None:
+    """Fork blank children on request; report each child's end. Holds no job, ever.
 
-
-def _set_nonblocking(fd: int) -> None:
-    os.set_blocking(fd, False)
-
-
-def _children_of(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    Messages on `control` (SOCK_SEQPACKET): in, {"op": "fork"}; out,
+    {"op": "blank", "pid"} with the worker's end of the child's socket, and
+    {"op": "ended", "pid", "status"} when a child ends.
+    """
+    stdio = _stdio_objects()
+    wake_r, wake_w = os.pipe()  # SIGCHLD writes here: a child ended
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    gc.collect()
+    gc.freeze()
+    while True:
         try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except OSError:
+            ready, _, _ = select.select([control, wake_r], [], [])
+        except InterruptedError:
             continue
-        if int(fields[1]) == pid:
-            found.append(int(entry))
-    return found
-
-
-def _kill_leftovers(child: int, is_init: bool) -> None:
-    """Kill and reap every process the test left behind (daemons, forks, setsid)."""
-    try:
-        os.killpg(child, signal.SIGKILL)
-    except OSError:
-        pass
-    deadline = time.monotonic() + 10.0
-    while time.monotonic() < deadline:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return  # no child left: every descendant was reparented to us and reaped
-        if pid:
-            continue
-        # As PID 1 of a container everything else is the test's; on the host we are a
-        # child subreaper, so orphans of the test become our children.
-        if is_init:
+        if wake_r in ready:
             try:
-                os.kill(-1, signal.SIGKILL)
+                os.read(wake_r, 4096)
+            except BlockingIOError:
+                pass
+            while True:
+                try:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == 0:
+                    break
+                control.send(json.dumps({"op": "ended", "pid": pid, "status": status}).encode())
+        if control not in ready:
+            continue
+        try:
+            request = control.recv(4096)
+        except OSError:
+            os._exit(0)
+        if not request:
+            os._exit(0)  # the worker is gone
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                control.close()
+                theirs.close()
+                signal.set_wakeup_fd(-1)
+                os.close(wake_r)
+                os.close(wake_w)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+                _blank_child(mine, scratch, stdio)
+            finally:
+                os._exit(70)
+        mine.close()
+        socket.send_fds(control, [json.dumps({"op": "blank", "pid": pid}).encode()], [theirs.fileno()])
+        theirs.close()
+
+
+class _Zygote:
+    """The worker's handle on the zygote and the blank children it keeps ready."""
+
+    def __init__(self, scratch: str) -> None:
+        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                parent_end.close()
+                _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):  # let go of the host's pipes
+                    os.dup2(devnull, fd)
+                keep = {child_end.fileno(), 0, 1, 2}
+                for fd in _open_fds():
+                    if fd not in keep:
+                        try:
+                            os.close(fd)
+                        except OSError:
+                            pass
+                _zygote_main(child_end, scratch)
+            finally:
+                os._exit(0)
+        child_end.close()
+        self.sock = parent_end
+        self.blanks: list[tuple[int, socket.socket]] = []
+        self.ended: dict[int, int] = {}  # pid -> wait status
+        self.asked = 0  # blank children asked for and not yet announced
+
+    def ask(self, count: int) -> None:
+        for _ in range(count):
+            self.sock.send(b'{"op": "fork"}')
+        self.asked += count
+
+    def _receive(self, timeout: float) -> bool:
+        """Take one message if one comes within `timeout`; False if none did."""
+        if not select.select([self.sock], [], [], max(0.0, timeout))[0]:
+            return False
+        data, fds, _, _ = socket.recv_fds(self.sock, 4096, 1)
+        if not data:
+            raise RuntimeError("the zygote is gone")
+        message = json.loads(data)
+        if message.get("op") == "blank" and fds:
+            self.blanks.append((int(message["pid"]), socket.socket(fileno=fds[0])))
+            self.asked -= 1
+        elif message.get("op") == "ended":
+            self.ended[int(message["pid"])] = int(message["status"])
+        return True
+
+    def pump(self) -> None:
+        """Take every message already there."""
+        while self._receive(0):
+            pass
+
+    def take_blank(self) -> tuple[int, socket.socket]:
+        """A blank child that is alive and running (the last job's program may have
+        stopped or killed the ones kept ready: it can do nothing else to them)."""
+        deadline = time.monotonic() + _ZYGOTE_TIMEOUT_S
+        while True:
+            if not self.blanks and not self.asked:
+                self.ask(1)
+            while not self.blanks:
+                if not self._receive(deadline - time.monotonic()):
+                    raise RuntimeError("the zygote did not fork in time")
+            pid, sock = self.blanks.pop(0)
+            try:
+                os.kill(pid, signal.SIGCONT)
             except OSError:
                 pass
-        else:
-            for pid in _children_of(os.getpid()):
-                for kill in (os.killpg, os.kill):
-                    try:
-                        kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-        time.sleep(0.001)
+            state = _proc_stat(pid)
+            if state is not None and state[0] not in ("Z", "X"):
+                return pid, sock
+            sock.close()
+
+    def status_of(self, pid: int, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        while pid not in self.ended:
+            if not self._receive(deadline - time.monotonic()):
+                return None
+        return self.ended.pop(pid)
+
+    def alive(self) -> bool:
+        try:
+            pid, _ = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        return pid == 0
+
+
+def _give_job(child: tuple[int, socket.socket], payload: dict, fds: list[int]) -> int:
+    pid, sock = child
+    body = json.dumps(payload).encode()
+    try:
+        socket.send_fds(sock, [struct.pack(">I", len(body))], fds)
+        sock.sendall(body)
+    finally:
+        sock.close()
+    return pid
+
+
+def _open_fds() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return list(range(3, 256))
+
+
+# ================================================================ the worker
 
 
 def _wipe(directory: str, keep: str = "") -> None:
-    """Remove everything inside directory but `keep`, even what the test made unreadable."""
+    """Empty `directory` (but keep the empty subdirectory `keep`), however deep it goes.
 
-    def force_remove(path: str, depth: int = 0) -> None:
-        """Slow path: make each directory writable before emptying it."""
-        try:
-            if os.path.isdir(path) and not os.path.islink(path) and depth < 100:
-                os.chmod(path, stat.S_IRWXU)
-                for name in os.listdir(path):
-                    force_remove(os.path.join(path, name), depth + 1)
-                os.rmdir(path)
-            else:
-                os.unlink(path)
-        except OSError:
-            pass
-
-    def retry(function, path, _exc_info) -> None:
-        try:
-            os.chmod(os.path.dirname(path), stat.S_IRWXU)
-        except OSError:
-            pass
-        force_remove(path)
-
+    Iterative and relative to the current directory: no recursion limit, no PATH_MAX,
+    no symlink followed (lstat, and chdir only into real directories).
+    """
     try:
-        entries = os.listdir(directory)
+        os.chdir(directory)
     except OSError:
         return
-    for name in entries:
-        path = os.path.join(directory, name)
-        if name == keep and os.path.isdir(path) and not os.path.islink(path):
-            _wipe(path)  # keep the directory, empty it
-        elif os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, onerror=retry)
-        else:
+    stack: list[str] = []
+    while True:
+        descended = False
+        try:
+            entries = os.listdir(".")
+        except OSError:
+            entries = []
+        for name in entries:
+            if not stack and name == keep:
+                try:
+                    if stat.S_ISDIR(os.lstat(name).st_mode):
+                        os.chmod(name, 0o700)
+                        if os.listdir(name):
+                            os.chdir(name)
+                            stack.append("\0keep")
+                            descended = True
+                            break
+                        continue
+                except OSError:
+                    pass
             try:
-                os.unlink(path)
+                mode = os.lstat(name).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                try:
+                    os.chmod(name, 0o700)
+                    os.chdir(name)
+                except OSError:
+                    continue
+                stack.append(name)
+                descended = True
+                break
+            try:
+                os.unlink(name)
             except OSError:
                 pass
+        if descended:
+            continue
+        if not stack:
+            break
+        name = stack.pop()
+        os.chdir("..")
+        if name != "\0keep":
+            try:
+                os.rmdir(name)
+            except OSError:
+                pass
+    os.chdir("/")
+
+
+class NotRun(Exception):
+    """The worker cannot run this job as it should; the host reruns it elsewhere."""
 
 
 class _Worker:
     def __init__(self, scratch_root: str) -> None:
         self.scratch_root = scratch_root
+        self.scratch = os.path.join(scratch_root, "test")
         self.is_init = os.getpid() == 1
         self.uid_process_base = 0
         if not self.is_init and os.geteuid() != 0:
             self.uid_process_base = self._count_own_processes()
-        self._stdio = _prepare_children(os.path.join(scratch_root, "test"))
-
-    def _scratch(self) -> str:
-        """The test's empty working directory, kept between tests (emptied after each)."""
-        scratch = os.path.join(self.scratch_root, "test")
-        try:
-            # lstat: a test may have replaced it by a symlink to somewhere else
-            if stat.S_ISDIR(os.lstat(scratch).st_mode):
-                os.chmod(scratch, 0o700)  # a test may have made it unusable
-                if not os.listdir(scratch):
-                    return scratch
-        except OSError:
-            pass
-        os.makedirs(self.scratch_root, exist_ok=True)  # a test may have deleted it
-        _wipe(self.scratch_root)
-        os.mkdir(scratch, 0o700)
-        return scratch
+        _clean_environment(self.scratch)
+        os.makedirs(self.scratch, mode=0o700, exist_ok=True)
+        self.zygote = _Zygote(self.scratch)
+        self.zygote.ask(2)  # the first job's two processes
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self._ended_job: list[int] = []  # pidfds (or pids) of the last job's P and T
+        self.dirty = ""  # why the state could not be restored after the last job
 
     @staticmethod
     def _count_own_processes() -> int:
@@ -376,57 +1187,73 @@ class _Worker:
                     pass
         return count
 
+    # --- one job
+
     def run(self, job: dict) -> dict:
-        limits_job = dict(job)
+        limits = {key: job[key] for key in ("timeout_s", "memory_mb", "max_file_mb")}
         # RLIMIT_NPROC counts every process of the uid on the machine: in a container
         # the pids cgroup caps processes instead; as root it is ignored anyway.
         if self.uid_process_base:
-            limits_job["nproc"] = self.uid_process_base + int(job.get("pids", 64))
+            limits["nproc"] = self.uid_process_base + int(job.get("pids", 64))
         timeout = float(job["timeout_s"])
         cap = int(job["max_output_bytes"])
-        scratch = self._scratch()
         token = os.urandom(8).hex()
+        if self.dirty:
+            raise NotRun(self.dirty)
+        if not self.zygote.alive():  # killed from outside since the last job
+            raise NotRun("the zygote is gone")
+        try:  # a test's leftovers may have stopped it before they were killed
+            os.kill(self.zygote.pid, signal.SIGCONT)
+        except OSError:
+            pass
+        self.zygote.pump()
+        self.zygote.ended.clear()  # earlier jobs' processes
+        try:
+            program_child, test_child = self.zygote.take_blank(), self.zygote.take_blank()
+        except RuntimeError as exc:
+            raise NotRun(str(exc)) from None
+        self.zygote.ask(2)  # the next job's, forked while this one runs
+        channel_t, channel_p = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_r, out_w = os.pipe()
         report_r, report_w = os.pipe()
-        sys.stdout.flush()
-        sys.stderr.flush()
         started = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            _child(limits_job, token, out_w, report_w, scratch, self._stdio)
-        os.close(out_w)
-        os.close(report_w)
         try:
-            result = self._watch(pid, out_r, report_r, token, timeout, cap, started)
-        except BaseException:
-            _kill_leftovers(pid, self.is_init)
-            raise
+            p_pid = _give_job(program_child, dict(limits, role="program", program=job["program"]),
+                              [channel_p.fileno(), out_w])
+            t_pid = _give_job(test_child, dict(limits, role="test", test=job["test"],
+                                               prelude=job.get("prelude") or "",
+                                               entry_point=job.get("entry_point"), token=token),
+                              [channel_t.fileno(), out_w, report_w])
+        finally:
+            channel_t.close()
+            channel_p.close()
+            os.close(out_w)
+            os.close(report_w)
+        self._ended_job = [_pidfd(p_pid), _pidfd(t_pid)]
+        try:
+            result = self._watch(p_pid, t_pid, out_r, report_r, token, timeout, cap, started)
         finally:
             os.close(out_r)
             os.close(report_r)
-            _wipe(self.scratch_root, keep="test")
-            if self.is_init:
-                _wipe("/dev/shm")
         result["id"] = job.get("id")
         return result
 
-    def _watch(self, pid, out_r, report_r, token, timeout, cap, started) -> dict:
+    def after(self) -> None:
+        """Between jobs, once the answer is sent: restore the clean state. A failure
+        retires the worker: it declines the next job, which the host runs elsewhere."""
+        self.dirty = self._clean_up()
+
+    def _watch(self, p_pid, t_pid, out_r, report_r, token, timeout, cap, started) -> dict:
         output = bytearray()
         dropped = 0
         report = bytearray()
-        status_code = None
-        timed_out = False
-        try:
-            pidfd = os.pidfd_open(pid)
-        except (AttributeError, OSError):
-            pidfd = None
-        _set_nonblocking(out_r)
-        _set_nonblocking(report_r)
-        open_fds = [out_r, report_r]
         deadline = started + timeout
+        timed_out = False
+        os.set_blocking(out_r, False)
+        os.set_blocking(report_r, False)
+        open_fds = [out_r, report_r]
 
         def drain(fd: int) -> bool:
-            """Read what is there; False at end of file."""
             nonlocal dropped
             while True:
                 try:
@@ -445,59 +1272,38 @@ class _Worker:
                 elif len(report) < _REPORT_MAX:
                     report.extend(data)
 
-        try:
-            while status_code is None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    timed_out = True
-                    break
-                watched = open_fds + ([pidfd] if pidfd is not None else [])
-                wait = remaining if pidfd is not None else min(remaining, 0.005)
-                readable, _, _ = select.select(watched, [], [], wait)
-                for fd in readable:
-                    if fd in open_fds and not drain(fd):
-                        open_fds.remove(fd)
-                if pidfd is None or pidfd in readable:
-                    done, code = os.waitpid(pid, os.WNOHANG)
-                    if done:
-                        status_code = code
-        finally:
-            if pidfd is not None:
-                os.close(pidfd)
+        # The test is over when its report pipe closes (the judge exited) or the zygote
+        # says the judge ended (its leftovers may hold the pipe open).
+        zygote = self.zygote
+        while report_r in open_fds and t_pid not in zygote.ended:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            readable, _, _ = select.select(open_fds + [zygote.sock], [], [], remaining)
+            for fd in readable:
+                if fd is zygote.sock:
+                    zygote.pump()
+                elif not drain(fd):
+                    open_fds.remove(fd)
         duration = time.monotonic() - started
-        if timed_out:
+        for pid in (t_pid, p_pid):  # stop both sides now; their leftovers go after the answer
             for kill in (os.killpg, os.kill):
                 try:
                     kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
-            _, status_code = os.waitpid(pid, 0)
-        # Leftover writers may still hold the pipes: kill them, then read the rest.
-        _kill_leftovers(pid, self.is_init)
         for fd in open_fds:
             drain(fd)
-        status, detail = self._verdict(status_code, timed_out, timeout, report, token, pid)
+        status, detail = self._verdict(p_pid, t_pid, timed_out, timeout, report, token)
         text = output.decode("utf-8", errors="replace")
         if dropped:
             text += f"\n[... {dropped} more bytes of output dropped]"
         return {"status": status, "detail": detail, "duration_s": round(duration, 6), "output": text}
 
     @staticmethod
-    def _verdict(code, timed_out, timeout, report, token, pid) -> tuple[str, str]:
-        if timed_out:
-            return "timeout", f"timed out after {timeout:g} s (wall clock)"
-        for line in bytes(report).splitlines():
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue
-            if (
-                isinstance(message, dict)
-                and message.get("token") == token
-                and message.get("pid") == pid
-                and message.get("status") in ("passed", "failed", "error")
-            ):
-                return message["status"], str(message.get("detail", ""))[:DETAIL_MAX]
+    def _describe_end(code: int) -> tuple[str, str]:
+        """(status, how) for a process's wait status."""
         if os.WIFSIGNALED(code):
             number = os.WTERMSIG(code)
             if number == signal.SIGXCPU:
@@ -507,16 +1313,214 @@ class _Worker:
             except ValueError:
                 name = f"signal {number}"
             hint = " (out of memory?)" if number == signal.SIGKILL else ""
-            return "error", f"the process was killed by {name}{hint} before the test finished"
-        exit_code = os.WEXITSTATUS(code)
-        return "error", f"the process exited with status {exit_code} before the test finished"
+            return "error", f"was killed by {name}{hint}"
+        return "error", f"exited with status {os.WEXITSTATUS(code)}"
+
+    def _verdict(self, p_pid, t_pid, timed_out, timeout, report, token) -> tuple[str, str]:
+        if timed_out:
+            return "timeout", f"timed out after {timeout:g} s (wall clock)"
+        message = None
+        for line in bytes(report).splitlines():
+            try:
+                candidate = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if (
+                type(candidate) is dict
+                and candidate.get("token") == token
+                and candidate.get("pid") == t_pid
+                and candidate.get("status") in ("passed", "failed", "error")
+                and isinstance(candidate.get("detail", ""), str)
+            ):
+                message = candidate
+                break
+        if message is None:
+            t_status = self.zygote.status_of(t_pid, _ZYGOTE_TIMEOUT_S)
+            if t_status is None:
+                raise RuntimeError("the zygote did not report how the test process ended")
+            status, how = self._describe_end(t_status)
+            if status == "timeout":
+                return status, how
+            return "error", f"the process {how} before the test finished"
+        if message.get("program_ended") is True:
+            p_status = self.zygote.status_of(p_pid, _ZYGOTE_TIMEOUT_S)
+            if p_status is None:
+                raise RuntimeError("the zygote did not report how the program's process ended")
+            status, how = self._describe_end(p_status)
+            if status == "timeout":
+                return status, how
+            if "before the test ran" in message["detail"]:
+                return "error", f"the process {how} before the test finished"
+            return "error", _one_line(f"{message['detail']}: it {how}")
+        return message["status"], message["detail"][:DETAIL_MAX]
+
+    # --- between jobs
+
+    def _processes(self) -> list[int]:
+        """Every live process but the worker and the zygote: the test's leftovers.
+
+        Zombies are dead already (the zygote or the worker reaps them). On a host,
+        the zygote's children count too: a test's processes are its grandchildren
+        until they are orphaned.
+        """
+        me, zygote = os.getpid(), self.zygote.pid
+        if self.is_init:
+            found = [int(e) for e in os.listdir("/proc") if e.isdigit()]
+        else:
+            found = _children_of(me)
+        leftovers = []
+        for pid in found:
+            state = _proc_stat(pid)
+            if pid in (me, zygote) or state is None or state[0] in ("Z", "X"):
+                continue
+            # The zygote's own children are the blank children kept ready (the job's
+            # two processes are dead by now): no process of a test can become one.
+            if state[1] == zygote:
+                continue
+            leftovers.append(pid)
+        return leftovers
+
+    def _kill_leftovers(self) -> None:
+        """Kill and reap every process the test left behind (daemons, forks, setsid)."""
+        deadline = time.monotonic() + _CLEANUP_TIMEOUT_S
+        for handle in self._ended_job:  # the job's two processes: wait for their end
+            if isinstance(handle, int) and handle >= 0:
+                select.select([handle], [], [], _CLEANUP_TIMEOUT_S)
+                os.close(handle)
+        self._ended_job = []
+        while time.monotonic() < deadline:
+            self._reap()
+            leftovers = self._processes()
+            if not leftovers:
+                return
+            for pid in leftovers:
+                for kill in (os.killpg, os.kill):
+                    try:
+                        kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+            time.sleep(0.0005)
+        raise RuntimeError("processes of the test outlived the clean-up")
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == self.zygote.pid:
+                raise RuntimeError("the zygote died")
+
+    def _clean_up(self) -> str:
+        """Restore the state every job starts from; what could not be restored, if anything."""
+        try:
+            self._kill_leftovers()
+            _wipe(self.scratch_root, keep="test")
+            os.makedirs(self.scratch, mode=0o700, exist_ok=True)  # a test may have removed it
+            os.chmod(self.scratch, 0o700)
+            if self.is_init:  # these belong to the container: on a host they are the user's
+                _wipe("/dev/shm")
+                _wipe("/dev/mqueue")
+                self._remove_sysv_ipc()
+            problem = self._state_problem()
+        except Exception as exc:
+            problem = _exception_line(exc)
+        return problem
+
+    def _remove_sysv_ipc(self) -> None:
+        removers = {
+            "shm": lambda ident: self._libc.shmctl(ident, _IPC_RMID, None),
+            "msg": lambda ident: self._libc.msgctl(ident, _IPC_RMID, None),
+            "sem": lambda ident: self._libc.semctl(ident, 0, _IPC_RMID),
+        }
+        for kind, remove in removers.items():
+            for ident in _sysv_ids(kind):
+                remove(ident)
+
+    def _state_problem(self) -> str:
+        if self._processes():
+            return "processes of the test outlived the clean-up"
+        if not self.zygote.alive():
+            return "the zygote is gone"
+        if sorted(os.listdir(self.scratch_root)) != ["test"] or os.listdir(self.scratch):
+            return f"{self.scratch_root} could not be emptied"
+        if self.is_init:
+            for path in ("/dev/shm", "/dev/mqueue"):
+                if os.path.isdir(path) and os.listdir(path):
+                    return f"{path} could not be emptied"
+            for kind in ("shm", "msg", "sem"):
+                if _sysv_ids(kind):
+                    return f"SysV {kind} objects could not be removed"
+        return ""
 
 
-def _prctl(option: int, value: int) -> None:
+def _pidfd(pid: int) -> int:
+    """A descriptor that turns readable when `pid` ends (-1 where the kernel has none)."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-    except (OSError, AttributeError):
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return -1
+
+
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state letter, parent pid) of a process; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _sysv_ids(kind: str) -> list[int]:
+    try:
+        with open(f"/proc/sysvipc/{kind}") as handle:
+            rows = handle.read().splitlines()[1:]
+    except OSError:
+        return []
+    return [int(row.split()[1]) for row in rows if len(row.split()) > 1]
+
+
+def _children_of(pid: int) -> list[int]:
+    try:  # the kernel's own list, when it keeps one
+        found: list[int] = []
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                found.extend(int(p) for p in handle.read().split())
+        return found
+    except OSError:
         pass
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def _clean_environment(scratch: str) -> None:
+    """The environment every forked process inherits (the worker needs none)."""
+    os.environ.clear()
+    os.environ.update(
+        PATH="/usr/local/bin:/usr/bin:/bin",
+        HOME=scratch,
+        TMPDIR=scratch,
+        LANG="C.UTF-8",
+        PYTHONDONTWRITEBYTECODE="1",
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+    )
+    tempfile.tempdir = None  # recomputed from TMPDIR
+    sys.argv = [""]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -524,16 +1528,22 @@ def main(argv: list[str] | None = None) -> int:
     scratch_root = "/tmp"
     if "--scratch-root" in args:
         scratch_root = args[args.index("--scratch-root") + 1]
-    # Non-dumpable: a test cannot open /proc/<worker>/fd/* to forge protocol lines.
+    # Non-dumpable, inherited by every fork: no process of the test can open
+    # /proc/<pid>/{mem,fd,environ} of the worker, a zygote or the judge, nor ptrace them.
     _prctl(_PR_SET_DUMPABLE, 0)
     if os.getpid() != 1:
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of a test come back to us
+    for number in _IGNORED_SIGNALS:
+        try:
+            signal.signal(number, signal.SIG_IGN)
+        except (OSError, ValueError):
+            pass
     os.chdir(scratch_root)
     _preload()
-    worker = _Worker(scratch_root)
     _wipe(scratch_root)
+    worker = _Worker(scratch_root)
     gc.collect()
-    gc.freeze()  # keep the parent's objects out of the children's copy-on-write
+    gc.freeze()
     out = sys.stdout.buffer
 
     def send(message: dict) -> None:
@@ -549,9 +1559,14 @@ def main(argv: list[str] | None = None) -> int:
             job = json.loads(line)
             job_id = job.get("id")
             send(worker.run(job))
-        except Exception as exc:  # a bad job must not take the worker down
+            worker.after()
+        except NotRun as exc:
+            send({"id": job_id, "not_run": True, "retire": str(exc)})
+            return 1
+        except Exception as exc:  # the worker's own failure: answer, then let the host replace it
             send({"id": job_id, "status": "error", "detail": f"sandbox worker: {_exception_line(exc)}",
-                  "duration_s": 0.0, "output": ""})
+                  "duration_s": 0.0, "output": "", "retire": f"internal error: {_exception_line(exc)}"})
+            return 1
     return 0
 
 

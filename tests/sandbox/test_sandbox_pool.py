@@ -13,8 +13,14 @@ from sandbox import RunRequest, SandboxConfig, SandboxUnavailable
 
 ADD = "def add(a, b):\n    return a + b\n"
 # Prints something that names the worker: the container's hostname is its id; a
-# process worker is the test's parent.
-WHO = "import os, socket\nprint(socket.gethostname() if os.getppid() == 1 else os.getppid())"
+# process worker is the program's grandparent (the worker forks a zygote, which forks
+# the program's process).
+WHO = (
+    "import os, socket\n"
+    "zygote = os.getppid()\n"
+    "worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+    "print(socket.gethostname() if worker == 1 else worker)"
+)
 
 
 def worker_identity(sandbox) -> str:
@@ -119,7 +125,13 @@ def test_a_worker_that_stops_answering_is_replaced(backend, make_sandbox, monkey
         client.close()
         test = "pass"
     else:
-        test = "import os, signal; os.kill(os.getppid(), signal.SIGSTOP)"
+        # the program's grandparent: the worker (its parent is the zygote)
+        test = (
+            "import os, signal\n"
+            "zygote = os.getppid()\n"
+            "worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+            "os.kill(worker, signal.SIGSTOP)"
+        )
     started = time.monotonic()
     [outcome] = sandbox.run(RunRequest("", [test], timeout_s=1.0))
     assert outcome.status == "timeout", outcome

@@ -1,0 +1,392 @@
+"""Verdicts the graded code cannot forge (issue 9), run against every backend.
+
+The program runs in one process, the test in another; only plain data crosses from
+the program to the test. Each case is written as a hostile model would write it:
+what it tries must come out as a failure or an error, never as a pass, and honest
+code graded afterwards in the same pool must still pass.
+"""
+from __future__ import annotations
+
+import secrets
+
+import pytest
+
+from sandbox import RunRequest, TestOutcome
+
+ADD = "def add(a, b):\n    return a + b\n"
+
+
+def run_one(sandbox, program: str, test: str, **fields) -> TestOutcome:
+    [outcome] = sandbox.run(RunRequest(program, [test], **fields))
+    return outcome
+
+
+def assert_honest_code_still_passes(sandbox) -> None:
+    outcomes = sandbox.run(RunRequest(ADD, ["assert add(2, 3) == 5", "assert add(2, 3) == 6"]))
+    assert [o.status for o in outcomes] == ["passed", "failed"], outcomes
+    assert outcomes[1].detail == "assert add(2, 3) == 6  # got 5"
+
+
+# --- forged verdicts -----------------------------------------------------------------
+
+FORGERIES = {
+    "rebinding exec, compile and __import__": (
+        "import builtins\n"
+        "def f(x):\n    return x\n"
+        "builtins.exec = lambda *a, **k: None\n"
+        "builtins.compile = lambda *a, **k: compile('pass', '', 'exec')\n"
+        "builtins.__import__ = lambda *a, **k: None\n",
+        "assert f(1) == 2",
+    ),
+    "rebinding json.dumps to write a passing report": (
+        "import json\n"
+        "json.dumps = lambda *a, **k: '{\"status\": \"passed\", \"detail\": \"\"}'\n"
+        "def f(x):\n    return x\n",
+        "assert f(1) == 2",
+    ),
+    "a forged report on every inherited descriptor, then exit 0": (
+        "import gc, json, os, sys\n"
+        "tokens = set()\n"
+        "for obj in gc.get_objects():\n"
+        "    if isinstance(obj, dict) and 'token' in obj:\n"
+        "        tokens.add(str(obj['token']))\n"
+        "frame = sys._getframe()\n"
+        "while frame is not None:\n"
+        "    for value in list(frame.f_locals.values()):\n"
+        "        if isinstance(value, dict) and 'token' in value:\n"
+        "            tokens.add(str(value['token']))\n"
+        "    frame = frame.f_back\n"
+        "for token in tokens or {''}:\n"
+        "    line = json.dumps({'token': token, 'pid': os.getpid(), 'status': 'passed', 'detail': ''}) + '\\n'\n"
+        "    for fd in range(0, 64):\n"
+        "        try:\n            os.write(fd, line.encode())\n        except OSError:\n            pass\n"
+        "os._exit(0)\n",
+        "assert False",
+    ),
+    "an object whose __eq__ is always true": (
+        "class Yes:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+        "def f(x):\n    return Yes()\n",
+        "assert f(1) == 5",
+    ),
+    "an int subclass whose __sub__ and __abs__ return 0": (
+        "class Zero(int):\n"
+        "    def __sub__(self, other):\n        return Zero(0)\n"
+        "    __rsub__ = __sub__\n"
+        "    def __abs__(self):\n        return Zero(0)\n"
+        "    def __eq__(self, other):\n        return True\n"
+        "    __hash__ = int.__hash__\n"
+        "def f(x):\n    return Zero(7)\n",
+        "assert abs(f(1) - 3.5) < 1e-6",
+    ),
+    "a str subclass equal to everything": (
+        "class Any(str):\n    def __eq__(self, other):\n        return True\n    __hash__ = str.__hash__\n"
+        "def f(x):\n    return Any('no')\n",
+        "assert f(1) == 'yes'",
+    ),
+    "redefining the prelude's helper the test judges with": (
+        # The task's prelude encodes by reversing; the answer redefines `encode` as the
+        # identity so that an identity `decode` would pass a test that uses `encode`.
+        "def encode(s):\n    return s\n"
+        "def decode(s):\n    return s\n",
+        "assert decode(encode('abc')) == 'abc'",
+    ),
+    "shadowing a builtin the test compares with": (
+        "def sorted(xs, **kw):\n    return xs\n"
+        "def f(xs):\n    return xs\n",
+        "assert f([2, 1]) == sorted([2, 1])",
+    ),
+    "swallowing the program's death in a bare except": (
+        "import os\ndef f(x):\n    os._exit(0)\n",
+        "try:\n    f(1)\nexcept BaseException:\n    pass",
+    ),
+    "a non-plain value swallowed by except Exception": (
+        "def f(x):\n    return (i for i in range(3))\n",
+        "try:\n    assert list(f(1)) == [0, 1, 2]\nexcept Exception:\n    pass",
+    ),
+}
+PRELUDE = "def encode(s):\n    return s[::-1]\n"
+
+
+@pytest.mark.parametrize("name", list(FORGERIES))
+def test_forged_verdicts_are_not_passes(sandbox, name):
+    program, test = FORGERIES[name]
+    entry = "decode" if "prelude" in name else "f"
+    outcome = run_one(sandbox, program, test, prelude=PRELUDE, entry_point=entry)
+    assert outcome.status in ("failed", "error"), outcome
+    assert_honest_code_still_passes(sandbox)
+
+
+def test_forgery_details_say_what_happened(sandbox):
+    eq = run_one(sandbox, *FORGERIES["an object whose __eq__ is always true"])
+    assert eq.status == "error"
+    assert eq.detail == "f() returned a Yes; only plain data can be compared outside the sandbox"
+    zero = run_one(sandbox, FORGERIES["an int subclass whose __sub__ and __abs__ return 0"][0], "assert f(1) == 3")
+    assert zero.status == "failed" and zero.detail == "assert f(1) == 3  # got 7"
+    dead = run_one(sandbox, *FORGERIES["swallowing the program's death in a bare except"])
+    assert dead.status == "error" and "the program's process ended during a call to f()" in dead.detail
+
+
+def test_the_program_never_sees_the_test_text(sandbox):
+    """The hidden test's text is in no process where model code runs: not in
+    linecache, frames, gc, nor anywhere in the program's own memory."""
+    secret = "SECRET-" + secrets.token_hex(8)
+    program = (
+        "import ctypes, gc, linecache, re, sys\n"
+        "def memory():\n"
+        "    found = b''\n"
+        "    for line in open('/proc/self/maps'):\n"
+        "        parts = line.split()\n"
+        "        name = parts[5] if len(parts) > 5 else ''\n"
+        "        if 'r' in parts[1] and name in ('', '[heap]', '[stack]'):\n"
+        "            start, end = (int(x, 16) for x in parts[0].split('-'))\n"
+        "            found += ctypes.string_at(start, end - start)\n"
+        "    return found\n"
+        "def steal():\n"
+        "    seen = [str(linecache.cache)]\n"
+        "    frame = sys._getframe()\n"
+        "    while frame is not None:\n"
+        "        seen.append(repr(frame.f_locals)[:10000])\n"
+        "        frame = frame.f_back\n"
+        "    seen += [o for o in gc.get_objects() if isinstance(o, str)]\n"
+        "    text = '\\n'.join(seen).encode() + memory()\n"
+        "    found = re.search(b'SEC' + b'RET-[0-9a-f]{16}', text)\n"
+        "    return found.group().decode() if found else 'nothing'\n"
+    )
+    outcome = run_one(sandbox, program, f"assert steal() == {secret!r}")
+    assert outcome.status == "failed", outcome
+    assert outcome.detail == f"assert steal() == {secret!r}  # got 'nothing'"
+
+
+def test_a_model_written_test_cannot_read_an_earlier_hidden_test(make_sandbox):
+    """Each test process holds its own test only: a test written by the model, run
+    after a hidden test in the same worker, finds no trace of it in its memory."""
+    sandbox = make_sandbox(workers=1)
+    secret = "HIDDEN-" + secrets.token_hex(8)
+    hidden = run_one(sandbox, ADD, f"assert add(1, 1) == 2, {secret!r}")
+    assert hidden.status == "passed"
+    scan = (
+        "import ctypes\n"
+        "found = b''\n"
+        "for line in open('/proc/self/maps'):\n"
+        "    parts = line.split()\n"
+        "    if 'r' in parts[1] and (len(parts) < 6 or parts[5] in ('[heap]', '[stack]')):\n"
+        "        start, end = (int(x, 16) for x in parts[0].split('-'))\n"
+        "        found += ctypes.string_at(start, end - start)\n"
+        "import re\n"
+        "assert re.search(b'HIDDEN' + b'-[0-9a-f]{16}', found) is None"
+    )
+    model_test = run_one(sandbox, ADD, scan)
+    assert model_test.status == "passed", model_test
+
+
+# --- plain data across the boundary ------------------------------------------------------
+
+
+def test_plain_values_round_trip_exactly(sandbox):
+    program = (
+        "import math\n"
+        "def values():\n"
+        "    return (None, True, -0.0, float('inf'), 2 - 3j, b'\\x00\\xff', 'ü\\n',\n"
+        "            frozenset({1, 2}), {(1, 'a'): [None, {3}]}, 10 ** 5000, -(2 ** 70))\n"
+        "def nan():\n    return float('nan')\n"
+    )
+    test = (
+        "import math\n"
+        "v = values()\n"
+        "assert v == (None, True, -0.0, float('inf'), 2 - 3j, b'\\x00\\xff', 'ü\\n',"
+        " frozenset({1, 2}), {(1, 'a'): [None, {3}]}, 10 ** 5000, -(2 ** 70))\n"
+        "assert math.copysign(1, v[2]) == -1 and v[1] is True and v[0] is None\n"
+        "assert math.isnan(nan())"
+    )
+    outcome = run_one(sandbox, program, test)
+    assert outcome.status == "passed", outcome
+
+
+def test_subclasses_come_back_as_their_base_type(sandbox):
+    program = (
+        "from collections import OrderedDict, namedtuple\n"
+        "class L(list):\n    pass\n"
+        "Point = namedtuple('Point', 'x y')\n"
+        "def f():\n    return L([1]), Point(1, 2), OrderedDict(a=1), True\n"
+    )
+    test = (
+        "l, p, d, b = f()\n"
+        "assert type(l) is list and type(p) is tuple and type(d) is dict and b is True\n"
+        "assert (l, p, d) == ([1], (1, 2), {'a': 1})"
+    )
+    assert run_one(sandbox, program, test).status == "passed"
+
+
+def test_exceptions_come_back_by_type_and_message(sandbox):
+    program = (
+        "class Missing(KeyError):\n    pass\n"
+        "def bad(x):\n    raise ValueError(f'bad {x}')\n"
+        "def missing():\n    raise Missing('k')\n"
+    )
+    test = (
+        "import pytest\n"
+        "with pytest.raises(ValueError, match='bad 3'):\n    bad(3)\n"
+        "try:\n    missing()\nexcept KeyError as e:\n"
+        "    assert type(e).__name__ == 'Missing' and e.args == ('k',)\n"
+        "else:\n    raise AssertionError('no KeyError')"
+    )
+    assert run_one(sandbox, program, test).status == "passed"
+    raised = run_one(sandbox, program, "assert bad(1) == 2")
+    assert raised.status == "error" and raised.detail == "ValueError: bad 1"
+
+
+def test_arguments_changed_in_place_are_copied_back(sandbox):
+    program = (
+        "def sort_in_place(xs):\n    xs.sort()\n"
+        "def tag(d, s, *, extra):\n    d['k'] = 1\n    s.add(2)\n    extra.append('x')\n"
+    )
+    test = (
+        "a = [3, 1, 2]\nassert sort_in_place(a) is None\nassert a == [1, 2, 3]\n"
+        "d, s, e = {}, set(), []\ntag(d, s, extra=e)\nassert (d, s, e) == ({'k': 1}, {2}, ['x'])"
+    )
+    assert run_one(sandbox, program, test).status == "passed"
+
+
+def test_module_level_values_and_helpers_are_visible(sandbox):
+    program = "import math\nLIMIT = 10\ndef helper(x):\n    return x * 2\ndef f(x):\n    return helper(x) + LIMIT\n"
+    test = "assert f(1) == 12 and helper(2) == 4 and LIMIT == 10 and math.pi > 3"
+    assert run_one(sandbox, program, test).status == "passed"
+
+
+def test_what_cannot_cross_is_an_error_with_a_clear_detail(sandbox):
+    program = (
+        "class Node:\n    pass\n"
+        "def node():\n    return Node()\n"
+        "def deep():\n    x = []\n    for _ in range(500):\n        x = [x]\n    return x\n"
+        "def huge():\n    return 'x' * (40 * 1024 * 1024)\n"
+        "def takes(f):\n    return f()\n"
+        "OBJ = Node()\n"
+    )
+    cases = {
+        "assert node() is not None": "node() returned a Node; only plain data can be compared outside the sandbox",
+        "assert deep()": "deep() returned data nested deeper than 100 levels; only plain data can be compared outside the sandbox",
+        "assert takes(lambda: 1) == 1": "an argument of takes() is a function; only plain data can be sent to the program",
+        "assert OBJ": "`OBJ` is a Node in the program; only functions and plain data are visible outside the sandbox",
+    }
+    outcomes = sandbox.run(RunRequest(program, list(cases) + ["assert len(huge()) > 0"]))
+    for outcome, detail in zip(outcomes, list(cases.values())):
+        assert (outcome.status, outcome.detail) == ("error", detail)
+    assert outcomes[-1].status == "error" and "the program sent a message of" in outcomes[-1].detail
+
+
+# --- nothing carries over, the worker holds -------------------------------------------------
+
+
+def test_nothing_carries_over_between_tests(backend, make_sandbox):
+    sandbox = make_sandbox(workers=1)
+    leave = (
+        "import os, sys, subprocess\n"
+        "os.environ['LEFT'] = '1'\n"
+        "open('left_module.py', 'w').write('X = 1')\n"
+        "sys.path.append('/tmp/elsewhere')\n"
+        "import json\njson.LEFT = True\n"
+        "subprocess.Popen(['sleep', '60'], start_new_session=True)\n"
+        "def f():\n    return 1\n"
+    )
+    check = (
+        "import os, sys, importlib.util, json\n"
+        "def state():\n"
+        "    return ('LEFT' in os.environ, importlib.util.find_spec('left_module') is not None,\n"
+        "            '/tmp/elsewhere' in sys.path, hasattr(json, 'LEFT'), sorted(os.listdir('.')))\n"
+    )
+    assert run_one(sandbox, leave, "assert f() == 1").status == "passed"
+    outcome = run_one(sandbox, check, "assert state() == (False, False, False, False, [])")
+    assert outcome.status == "passed", outcome
+    leftovers = run_one(
+        sandbox,
+        "import os\ndef sleepers():\n"
+        "    names = []\n"
+        "    for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+        "        try:\n            names.append(open(f'/proc/{pid}/cmdline', 'rb').read())\n"
+        "        except OSError:\n            pass\n"
+        "    return sum(name.startswith(b'sleep') for name in names)\n",
+        "assert sleepers() == 0",
+    )
+    if backend == "docker":  # on a host other users' sleeps may be visible
+        assert leftovers.status == "passed", leftovers
+    assert sandbox.replacements == 0
+
+
+def test_a_directory_1100_levels_deep_is_cleaned_up(make_sandbox):
+    sandbox = make_sandbox(workers=1)
+    program = (
+        "import os\n"
+        "def dig():\n"
+        "    for _ in range(1100):\n"
+        "        os.mkdir('d')\n"
+        "        os.chdir('d')\n"
+        "    os.chmod('.', 0)\n"
+        "    return True\n"
+    )
+    assert run_one(sandbox, program, "assert dig()").status == "passed"
+    assert_honest_code_still_passes(sandbox)
+    assert run_one(sandbox, "import os\n", "assert os.listdir('.') == []").status == "passed"
+    assert sandbox.replacements == 0
+
+
+def test_signals_from_the_code_do_not_stop_the_worker(backend, make_sandbox):
+    sandbox = make_sandbox(workers=1)
+    targets = "{os.getppid(), ancestor(os.getppid())}" + (" | {1}" if backend == "docker" else "")
+    program = (
+        "import os, signal\n"
+        "def ancestor(pid):\n"
+        "    return int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+        "def shout():\n"
+        "    sent = 0\n"
+        f"    for pid in {targets}:\n"
+        "        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT,\n"
+        "                    signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM, signal.SIGTSTP, signal.SIGPIPE):\n"
+        "            try:\n                os.kill(pid, sig)\n                sent += 1\n"
+        "            except OSError:\n                pass\n"
+        "    return sent\n"
+    )
+    outcome = run_one(sandbox, program, "assert shout() > 0")
+    assert outcome.status == "passed", outcome
+    assert_honest_code_still_passes(sandbox)
+    assert sandbox.replacements == 0
+
+
+def test_killing_the_zygote_replaces_the_worker(make_sandbox):
+    """The worker's own failure retires it: later jobs never get its errors."""
+    sandbox = make_sandbox(workers=1)
+    outcome = run_one(sandbox, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n", "assert True")
+    assert outcome.status == "error", outcome
+    assert_honest_code_still_passes(sandbox)
+    assert_honest_code_still_passes(sandbox)
+    assert sandbox.replacements == 1
+
+
+@pytest.mark.docker
+def test_ipc_objects_do_not_survive_the_test(docker_sandbox):
+    program = (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "IPC_CREAT = 0o1000\n"
+        "def make():\n"
+        "    made = [libc.shmget(4242, 4096, IPC_CREAT | 0o600) >= 0,\n"
+        "            libc.msgget(4243, IPC_CREAT | 0o600) >= 0,\n"
+        "            libc.semget(4244, 1, IPC_CREAT | 0o600) >= 0]\n"
+        "    with open('/dev/shm/posix-shm', 'wb') as f:\n"
+        "        f.write(b'x')\n"
+        "    return made\n"
+        "def present():\n"
+        "    return [libc.shmget(4242, 0, 0) >= 0, libc.msgget(4243, 0) >= 0, libc.semget(4244, 0, 0) >= 0,\n"
+        "            os.path.exists('/dev/shm/posix-shm')]\n"
+    )
+    made, later = docker_sandbox.run(RunRequest(program, ["assert make() == [True] * 3", "assert present() == [False] * 4"]))
+    assert made.status == "passed", made
+    assert later.status == "passed", later
+
+
+def test_strings_from_the_sandbox_are_valid_utf8(sandbox):
+    program = "import sys\ndef f():\n    print('\\ud800', file=sys.stderr)\n    raise ValueError('bad \\ud800 input')\n"
+    outcome = run_one(sandbox, program, "assert f() == 1")
+    assert outcome.status == "error"
+    for text in (outcome.detail, outcome.output, outcome.test):
+        text.encode("utf-8")  # raises on a lone surrogate
+    assert outcome.detail == "ValueError: bad \\ud800 input"
