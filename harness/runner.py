@@ -2,8 +2,9 @@
 
 Units are handed to a concurrent.futures Executor (a local thread pool by default):
 the work is mostly waiting on model calls; the sandbox pool below is sized to the
-CPU cores and units queue for it. Any executor with the same interface (e.g. one
-backed by a cluster) can run the same units.
+CPU cores and units queue for it. With `executor = "ray"` the units run on a Ray
+cluster's nodes instead (harness/executors/ray_executor.py); either way this
+process is the only writer of trials.jsonl.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from tqdm import tqdm
 
@@ -181,10 +182,7 @@ class Runner:
         log = TrialLog(self.run_dir / "trials.jsonl")
         existing = log.open_for_append()
         memory = MemoryStore(self.config.memory_dir, self.config.memory_namespace or self.run_id)
-        for rec in existing:  # a kill between a record and its lesson: put the lesson back
-            if rec.lesson:
-                memory.add(lesson_of(rec, self.config.model))
-        ctx = self._context(memory)
+        restore_lessons(memory, existing, self.config.model)  # a kill between a record and its lesson
 
         by_attempt: dict[tuple[str, str, int], list[TrialRecord]] = {}
         for rec in existing:
@@ -205,41 +203,32 @@ class Runner:
 
         failed: dict[str, int] = {}
 
-        def work(unit: Unit) -> None:
-            task, strategy, attempt = unit
-            done = by_attempt.get((task.task_id, strategy, attempt), [])
-            next_trial = max((r.trial for r in done), default=0) + 1
-            try:
-                for record in run_attempt(ctx, task, strategy, attempt, done):
-                    with self._log_lock:
-                        log.append(record)
-                        records.append(record)
-                    next_trial = record.trial + 1
-                    progress.add(record)
-                    bar.set_postfix_str(progress.postfix(), refresh=False)
-            except Stopped:
-                raise
-            except AttemptIncomplete as exc:
-                self._unit_failed(failed, unit, "model_error", exc.trial, exc.role, exc.error)
-            except Exception as exc:  # one unit's bug or outage must not end the run
-                error = " ".join(f"{type(exc).__name__}: {exc}".split())
-                self._unit_failed(failed, unit, "unit_exception", next_trial, None, error, traceback.format_exc())
+        def store(record: TrialRecord) -> None:
+            with self._log_lock:
+                log.append(record)
+                records.append(record)
+                by_attempt.setdefault((record.task_id, record.strategy, record.attempt), []).append(record)
+            progress.add(record)
+            bar.set_postfix_str(progress.postfix(), refresh=False)
 
-        executor = self.executor_factory(self.config.workers)
-        futures: set[Future] = {executor.submit(work, unit) for unit in pending}
+        def unit_ended(unit: Unit, failure: UnitFailure | None) -> None:
+            if failure is not None:
+                self._unit_failed(failed, unit, failure)
+            bar.update(1)
+            bar.set_postfix_str(progress.postfix())
+
+        timings: dict[str, float] = {}
         try:
-            while futures:
-                finished, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    try:
-                        fut.result()
-                    except Stopped:
-                        pass
-                    bar.update(1)
-                    bar.set_postfix_str(progress.postfix())
+            if self.config.executor == "ray":
+                from harness.executors.ray_executor import RayExecution
+
+                timings = RayExecution(
+                    self.config, self.run_id, memory.root, memory.namespace, by_attempt, store, unit_ended,
+                ).run(pending)
+            else:
+                self._run_local(self._context(memory), pending, by_attempt, store, unit_ended)
         except KeyboardInterrupt:
             self.stop.set()
-            executor.shutdown(wait=False, cancel_futures=True)
             bar.close()
             log.close()
             raise RunInterrupted(
@@ -248,31 +237,101 @@ class Runner:
             ) from None
         except BaseException:
             self.stop.set()
-            executor.shutdown(wait=False, cancel_futures=True)
             log.close()
             raise
-        executor.shutdown(wait=True)
         bar.close()
         log.close()
-        timings = {"trials_s": round(time.perf_counter() - started, 3)}
+        trials_s = time.perf_counter() - started - timings.get("cluster_start_s", 0.0)
+        timings = {**timings, "trials_s": round(trials_s, 3)}
         return RunResult(self.run_dir, self.header, records, timings, failed)
 
-    def _unit_failed(
-        self, failed: dict[str, int], unit: Unit, kind: str, trial: int, role: str | None,
-        error: str, trace: str | None = None,
+    def _run_local(
+        self,
+        ctx: LoopContext,
+        pending: list[Unit],
+        by_attempt: dict[tuple[str, str, int], list[TrialRecord]],
+        store: Callable[[TrialRecord], None],
+        unit_ended: Callable[[Unit, "UnitFailure | None"], None],
     ) -> None:
+        def work(unit: Unit) -> UnitFailure | None:
+            done = list(by_attempt.get((unit[0].task_id, unit[1], unit[2]), []))
+            return run_unit(ctx, unit, done, store)
+
+        executor = self.executor_factory(self.config.workers)
+        futures: dict[Future, Unit] = {executor.submit(work, unit): unit for unit in pending}
+        try:
+            while futures:
+                finished, _ = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    unit = futures.pop(fut)
+                    try:
+                        failure = fut.result()
+                    except Stopped:
+                        continue
+                    unit_ended(unit, failure)
+        except BaseException:
+            self.stop.set()
+            executor.shutdown(wait=False, cancel_futures=True)
+            raise
+        executor.shutdown(wait=True)
+
+    def _unit_failed(self, failed: dict[str, int], unit: Unit, failure: "UnitFailure") -> None:
         """errors.jsonl gets a line; a traceback goes to error.log; the run goes on."""
         task, strategy, attempt = unit
         at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         with self._log_lock:
-            failed[kind] = failed.get(kind, 0) + 1
+            failed[failure.kind] = failed.get(failure.kind, 0) + 1
             append_error(self.run_dir / "errors.jsonl", {
-                "kind": kind, "task_id": task.task_id, "strategy": strategy, "attempt": attempt,
-                "trial": trial, "role": role, "error": error, "at": at,
+                "kind": failure.kind, "task_id": task.task_id, "strategy": strategy, "attempt": attempt,
+                "trial": failure.trial, "role": failure.role, "error": failure.error, "at": at,
             })
-            if trace is not None:
+            if failure.trace is not None:
                 with (self.run_dir / "error.log").open("a", encoding="utf-8") as fh:
-                    fh.write(f"--- {at} {task.task_id} {strategy} attempt {attempt} trial {trial}\n{trace}\n")
+                    fh.write(f"--- {at} {task.task_id} {strategy} attempt {attempt} trial {failure.trial}\n{failure.trace}\n")
+
+
+@dataclass(frozen=True)
+class UnitFailure:
+    """Why a unit ended without finishing its attempt (contract: errors.jsonl)."""
+
+    kind: str  # "model_error" | "unit_exception"
+    trial: int
+    role: str | None
+    error: str
+    trace: str | None = None
+
+
+def run_unit(
+    ctx: LoopContext, unit: Unit, done: Sequence[TrialRecord], store: Callable[[TrialRecord], None]
+) -> UnitFailure | None:
+    """Runs one attempt from after `done`, storing each trial's record before the next.
+
+    A model error that outlived the retries, or any exception of the unit's own, ends
+    the attempt incomplete and is returned; Stopped (Ctrl-C) propagates. The local
+    thread pool and each Ray node run units through this.
+    """
+    task, strategy, attempt = unit
+    next_trial = max((r.trial for r in done), default=0) + 1
+    try:
+        for record in run_attempt(ctx, task, strategy, attempt, done):
+            store(record)
+            next_trial = record.trial + 1
+    except Stopped:
+        raise
+    except AttemptIncomplete as exc:
+        return UnitFailure("model_error", exc.trial, exc.role, exc.error)
+    except Exception as exc:  # one unit's bug or outage must not end the run
+        error = " ".join(f"{type(exc).__name__}: {exc}".split())
+        return UnitFailure("unit_exception", next_trial, None, error, traceback.format_exc())
+    return None
+
+
+def restore_lessons(memory: Any, records: Sequence[TrialRecord], model: str) -> None:
+    """Puts back the lessons of recorded trials (idempotent): a kill may fall between
+    a trial's record and its lesson."""
+    for rec in records:
+        if rec.lesson:
+            memory.add(lesson_of(rec, model))
 
 
 def prepare_run_dir(config: RunConfig, tasks: TaskSet, sandbox_name: str) -> tuple[Path, dict[str, Any]]:

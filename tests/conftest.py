@@ -1,6 +1,7 @@
 """Shared fixtures. Markers: docker (needs an engine + the sandbox image), slow,
-model (loads a real GGUF), browser. CI runs them all; shared helpers (the one place a
-skip CI could hit is decided, CLI runs, polling) are in tests/helpers.py."""
+model (loads a real GGUF), browser, ray (a local Ray cluster). CI runs them all; shared
+helpers (the one place a skip CI could hit is decided, CLI runs, polling) are in
+tests/helpers.py."""
 from __future__ import annotations
 
 import pytest
@@ -13,6 +14,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
     config.addinivalue_line("markers", "model: loads a real local model (GGUF)")
     config.addinivalue_line("markers", "browser: drives a headless Chromium")
+    config.addinivalue_line("markers", "ray: starts a local multi-node Ray cluster (needs ray: pip install -e .[ray])")
 
 
 # --- sandbox fixtures -------------------------------------------------------------

@@ -46,7 +46,9 @@ class AnthropicModel:
             timeout=settings.timeout_s,
             max_retries=settings.max_retries,
         )
-        self._limiter = RateLimiter(settings.requests_per_minute, settings.tokens_per_minute)
+        self._limiter = settings.limiter if settings.limiter is not None else RateLimiter(
+            settings.requests_per_minute, settings.tokens_per_minute
+        )
         self._table = load_table()
         facts = lookup(model_id, self._table)
         self.accepts_temperature = facts.accepts_temperature if facts else False

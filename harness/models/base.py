@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
 Role = Literal["user", "assistant"]
 
@@ -102,3 +102,6 @@ class ModelSettings:
     models_dir: Path | None = None  # where `model fetch` keeps GGUF files
     n_threads: int | None = None  # local model; None = available cores
     n_ctx: int = 4096  # local model context
+    # A limiter shared beyond this model (e.g. one for a whole Ray cluster); None: the
+    # model makes its own RateLimiter from requests_per_minute / tokens_per_minute.
+    limiter: Any = None

@@ -52,7 +52,9 @@ class OpenAIModel:
             timeout=settings.timeout_s,
             max_retries=settings.max_retries,
         )
-        self._limiter = RateLimiter(settings.requests_per_minute, settings.tokens_per_minute)
+        self._limiter = settings.limiter if settings.limiter is not None else RateLimiter(
+            settings.requests_per_minute, settings.tokens_per_minute
+        )
         self._temperature_lock = threading.Lock()
 
     @property

@@ -20,19 +20,31 @@ def test_summary_schema_and_hand_values():
     for entry in s["strategies"].values():
         assert REQUIRED | {"pass@2"} <= set(entry)
     r, b = s["strategies"]["reflexion"], s["strategies"]["baseline"]
-    assert r["pass@1"] == pytest.approx(0.6)
+    assert (s["tasks_compared"], s["tasks_excluded"]) == (4, 1)  # HumanEval/2: reflexion left it incomplete
+    assert r["pass@1"] == pytest.approx(0.5)
     assert r["pass@2"] == pytest.approx(0.5)
-    assert r["pass@1_by_trial"] == pytest.approx([0.3, 0.5, 0.6])
-    assert r["incomplete_attempts"] == 1 and r["attempts"] == 9 and r["tasks_scored"] == 5
+    assert r["pass@1_by_trial"] == pytest.approx([0.375, 0.625, 0.5])
+    assert r["incomplete_attempts"] == 1 and r["attempts"] == 9 and r["tasks_scored"] == 4
+    assert r["tasks_completed"] == 4 and s["strategies"]["baseline"]["tasks_completed"] == 5
     assert r["errors"] == 1
     records = [x for x in synthetic_records() if x.strategy == "reflexion"]
     assert r["model_calls"] == sum(x.model_calls for x in records)
     assert r["wall_s"] == pytest.approx(0.5 * len(records))
     assert r["cost_usd"] == pytest.approx(sum(x.cost_usd for x in records))
-    assert b["pass@1"] == pytest.approx(0.5) and b["pass@2"] == pytest.approx(0.6)
-    assert b["pass@1_by_trial"] == pytest.approx([0.5])
+    assert b["pass@1"] == pytest.approx(0.375) and b["pass@2"] == pytest.approx(0.5)
+    assert b["pass@1_by_trial"] == pytest.approx([0.375])
     f = s["strategies"]["feedback"]
-    assert f["pass@1_by_trial"] == pytest.approx([0.0, 0.6, 0.6])
+    assert f["pass@1_by_trial"] == pytest.approx([0.0, 0.5, 0.5])
+    pairs = {(p["a"], p["b"]): p for p in s["paired"]}
+    assert list(pairs) == [("reflexion", "baseline"), ("feedback", "baseline"), ("reflexion", "feedback")]
+    rb = pairs[("reflexion", "baseline")]
+    assert rb["diff"] == pytest.approx(0.125)
+    assert (rb["fixed"], rb["broken"], rb["both"], rb["neither"]) == (1, 0, 3, 4)
+    assert (rb["pairs"], rb["tasks"], rb["excluded"]) == (8, 4, 1)
+    assert rb["ci_low"] <= rb["diff"] <= rb["ci_high"] and rb["p_value"] == 1.0
+    # reflexion: 2 calls per trial (0 for the error trial), baseline 1 per sample;
+    # per attempt /0 (4, 2), /1 (6, 2), /3 (0, 6), Evil (2, 2)
+    assert rb["calls_ratio"] == pytest.approx(((4 + 2) / 2 + (6 + 2) / 2 + (0 + 6) / 2 + 2) / 4)
     # last element of pass@1 by trial is pass@1, for every strategy
     for entry in s["strategies"].values():
         assert entry["pass@1_by_trial"][-1] == pytest.approx(entry["pass@1"])
@@ -67,15 +79,18 @@ def test_format_summary_table():
     summary = build_summary(header(oracle_feedback=True), synthetic_records())
     lines = format_summary(summary).splitlines()
     assert lines[1] == "WARNING: oracle feedback - hidden tests fed the loop; not a fair comparison"
+    assert lines[2].startswith("reflexion - baseline: +12.5 points [95% CI ")
+    assert "fixed 1, broken 0 of 8 attempt pairs on 4 tasks" in lines[2]
+    assert "1 task(s) left out: not completed by every strategy; figures below are on the 4 shared tasks" in lines
     table = _text_table(lines, "strategy")
     assert list(table) == ["reflexion", "feedback", "baseline"]
     r = table["reflexion"]
-    assert (r["pass@1"], r["pass@2"], r["95% CI (pass@1)"]) == ("0.600", "0.500", "0.20-1.00")
+    assert (r["pass@1"], r["pass@2"], r["95% CI (pass@1)"]) == ("0.500", "0.500", "0.00-1.00")
     assert (r["calls"], r["wall s"], r["errors"], r["incomplete"]) == ("32", "8.5", "1", "1")
     assert (r["cost $"], r["cached $"]) == ("0.0320", "-")
     by_trial = _text_table(lines, "pass@1 by trial")
-    assert list(by_trial["reflexion"].values())[1:] == ["0.300", "0.500", "0.600"]
-    assert list(by_trial["baseline (ref.)"].values())[1:] == ["0.500"] * 3
+    assert list(by_trial["reflexion"].values())[1:] == ["0.375", "0.625", "0.500"]
+    assert list(by_trial["baseline (ref.)"].values())[1:] == ["0.375"] * 3
 
 
 def test_money_spent_and_cache_served_cost_are_separate():

@@ -1,0 +1,146 @@
+"""One NodeWorker actor per Ray node: the node's model, its sandbox pool, its units.
+
+The actor is pinned to its node and opens the model and the Docker sandbox pool once;
+every unit the driver places on the node runs in it as an actor task (one thread
+each; the driver keeps at most `workers` in flight and the actor has CONTROL_SLOTS
+threads more, so stop and close are never queued behind units), so the units share the pool and the model as they
+would in a local run. A unit hands each finished trial to the Collector and waits
+until the driver has written it before going on (so a lesson is never stored for a
+trial that is not on disk).
+"""
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import ray
+
+from harness.config import RunConfig
+from harness.evaluator import Evaluator
+from harness.executors.ray_services import ClusterLimiter, RemoteMemory
+from harness.hostinfo import available_cores
+from harness.loop import LoopContext, LoopSettings, Stopped
+from harness.prompting import Prompts
+from harness.results import TrialRecord
+from harness.runner import UnitFailure, run_unit
+from harness.tasks.base import Task
+
+
+CONTROL_SLOTS = 4
+
+
+class Superseded(Stopped):
+    """The driver refused a record: this unit was given to another node meanwhile."""
+
+
+@dataclass(frozen=True)
+class Services:
+    """Handles of the run's cluster-wide actors, given to every NodeWorker."""
+
+    collector: Any
+    memory: Any
+    limiter: Any | None  # None when the run sets no rate limit
+
+
+def _node_cpus() -> int:
+    """The CPUs this node offers Ray (`ray start --num-cpus`, by default its cores), at most
+    the cores this process may use: the embedded model's threads. Several Ray nodes on one
+    machine (as in the tests) then share its cores instead of each spinning on all of them."""
+    here = ray.get_runtime_context().get_node_id()
+    offered = next((n.get("Resources", {}).get("CPU", 0) for n in ray.nodes() if n["NodeID"] == here), 0)
+    return max(1, min(int(offered), available_cores()))
+
+
+@ray.remote(num_cpus=0)
+class NodeWorker:
+    def __init__(self, config: RunConfig, run_id: str, services: Services, prompt_files: dict[str, str]) -> None:
+        self._stop = threading.Event()
+        self._collector = services.collector
+        self._model = None
+        self._sandbox = None
+        self._ctx: LoopContext | None = None
+        self._error: str | None = None
+        self._units = 0
+        self._prompt_dir: tempfile.TemporaryDirectory | None = None
+        try:
+            self._open(config, run_id, services, prompt_files)
+        except Exception as exc:  # reported by ready(): the driver says which node failed
+            self._error = f"{type(exc).__name__}: {exc}"
+            self.close()
+
+    def _open(self, config: RunConfig, run_id: str, services: Services, prompt_files: dict[str, str]) -> None:
+        from harness.commands.run import model_settings
+        from harness.models import open_model
+        from sandbox import SandboxConfig, open_sandbox
+
+        limiter = ClusterLimiter(services.limiter) if services.limiter is not None else None
+        settings = model_settings(config, limiter=limiter, n_threads=_node_cpus())
+        self._model = open_model(config.model, settings)
+        self._sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers))
+        prompts = Prompts(self._prompt_folder(prompt_files))
+        evaluator = Evaluator(self._sandbox, prompts, timeout_s=config.test_timeout_s)
+        self._ctx = LoopContext(
+            run_id, self._model, prompts, evaluator, RemoteMemory(services.memory),
+            LoopSettings.from_config(config), self._stop,
+        )
+
+    def _prompt_folder(self, files: dict[str, str]) -> Path | None:
+        """The driver's --prompts templates, written here: nodes need not share its disk."""
+        if not files:
+            return None
+        self._prompt_dir = tempfile.TemporaryDirectory(prefix="harness-prompts-")
+        folder = Path(self._prompt_dir.name)
+        for name, text in files.items():
+            (folder / name).write_text(text, encoding="utf-8")
+        return folder
+
+    def ready(self) -> dict[str, Any]:
+        return {
+            "node_id": ray.get_runtime_context().get_node_id(),
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "error": self._error,
+        }
+
+    def run_unit(
+        self, task: Task, strategy: str, attempt: int, done: Sequence[TrialRecord], generation: int
+    ) -> "str | UnitFailure":
+        """Runs one attempt from after `done`: "done", "stopped", "superseded" or why it failed."""
+        assert self._ctx is not None, self._error
+        self._units += 1
+
+        def store(record: TrialRecord) -> None:
+            if not ray.get(self._collector.put.remote(generation, record)):
+                raise Superseded()
+
+        try:
+            failure = run_unit(self._ctx, (task, strategy, attempt), done, store)
+        except Superseded:
+            return "superseded"  # the driver gave this unit to another node
+        except Stopped:
+            return "stopped"
+        return failure if failure is not None else "done"
+
+    def stats(self) -> dict[str, Any]:
+        return {"units": self._units, "pid": os.getpid()}
+
+    def stop(self) -> None:
+        """No unit starts another trial; the trial in progress is not recorded."""
+        self._stop.set()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+        if self._model is not None:
+            self._model.close()
+            self._model = None
+        if self._prompt_dir is not None:
+            self._prompt_dir.cleanup()
+            self._prompt_dir = None

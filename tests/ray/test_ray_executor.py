@@ -1,0 +1,205 @@
+"""`harness run --executor ray` on a real 3-node Ray cluster, the Docker sandbox and the stub API.
+
+Every run here is compared with one local run of the same deterministic agent:
+the same trials, each found the same way, each exactly once.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray", reason="the Ray tests need ray: pip install -e .[ray]")
+
+from harness.cli import main  # noqa: E402
+from harness.config import STRATEGY_CHOICES  # noqa: E402
+from harness.models.stub_server import Reply, StubServer  # noqa: E402
+
+from ray_helpers import Agent, only_run, outcomes, read_trials, start_cluster, stored_lessons, trial_keys  # noqa: E402
+
+pytestmark = [pytest.mark.ray, pytest.mark.docker, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+N_TASKS = 6
+TASKS = ["--tasks", "builtin", "--limit", str(N_TASKS), "--strategy", "all", "--trials", "3"]
+N_ATTEMPTS = N_TASKS * len(STRATEGY_CHOICES["all"])
+
+
+def run_args(stub: StubServer, tmp: Path, *extra: str) -> list[str]:
+    return [
+        "run", *TASKS, "--model", f"openai:stub-model@{stub.openai_url}",
+        "--out", str(tmp / "results"), "--memory-dir", str(tmp / "memory"),
+        "--no-cache", "--no-report", "--sandbox-workers", "1", *extra,
+    ]
+
+
+def ray_args(cluster, workers: int = 2) -> list[str]:
+    return ["--executor", "ray", "--ray-address", cluster.address, "--workers", str(workers)]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory, cluster) -> dict:
+    """The local run every Ray run must equal: its trials and its stored lessons."""
+    tmp = tmp_path_factory.mktemp("local")
+    with StubServer(default=Reply(Agent())) as stub:
+        assert main(run_args(stub, tmp, "--executor", "local", "--workers", "4", "--sandbox-workers", "2")) == 0
+    records = read_trials(only_run(tmp / "results"))
+    assert len({(r["task_id"], r["strategy"], r["attempt"]) for r in records if r["final"]}) == N_ATTEMPTS
+    assert any(r["hidden_passed"] for r in records) and not all(r["hidden_passed"] for r in records)
+    assert any(r["lesson"] for r in records)
+    lessons = {key[:4] + (key[4],) for key in stored_lessons(tmp / "memory")}
+    return {"outcomes": outcomes(records), "lessons": lessons}
+
+
+def assert_same_as_local(run_dir: Path, memory: Path, reference: dict) -> None:
+    records = read_trials(run_dir)
+    keys = trial_keys(records)
+    assert [k for k, n in keys.items() if n > 1] == []  # no trial twice
+    assert set(keys) == set(reference["outcomes"])  # none missing, none extra
+    assert outcomes(records) == reference["outcomes"]
+    lessons = stored_lessons(memory)
+    assert [k for k, n in lessons.items() if n > 1] == []
+    assert set(lessons) == reference["lessons"]
+
+
+def test_results_equal_a_local_run_and_units_spread_over_nodes(
+    tmp_path: Path, cluster, reference: dict, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="harness.ray")
+    with StubServer(default=Reply(Agent())) as stub:
+        assert main(run_args(stub, tmp_path, *ray_args(cluster))) == 0
+    assert_same_as_local(only_run(tmp_path / "results"), tmp_path / "memory", reference)
+    ran = [r.getMessage() for r in caplog.records if " units" in r.getMessage() and r.getMessage().startswith("node ")]
+    assert len(ran) == 3, ran  # every node of the cluster took units
+
+
+def test_memory_namespace_is_shared_with_earlier_runs(tmp_path: Path, cluster) -> None:
+    """A lesson a local run left under a shared namespace is shown to the Ray run's Actor."""
+    shared = ["--memory-namespace", "team", "--task-ids", "builtin/compress_runs", "--strategy", "reflexion"]
+    with StubServer(default=Reply(Agent())) as stub:
+        args = run_args(stub, tmp_path, *shared)
+        args[args.index("--limit") : args.index("--limit") + 2] = []
+        assert main([*args, "--executor", "local", "--out", str(tmp_path / "first")]) == 0
+        assert main([*args, *ray_args(cluster), "--out", str(tmp_path / "second")]) == 0
+    first = read_trials(only_run(tmp_path / "first"))
+    second = read_trials(only_run(tmp_path / "second"))
+    lesson = next(r["lesson"] for r in first if r["lesson"])
+    # Trial 2 sees the earlier run's lesson and its own (same text: a deterministic agent).
+    assert [r["memory_shown"] for r in first if r["trial"] == 2] == [[lesson]]
+    assert [r["memory_shown"] for r in second if r["trial"] == 2] == [[lesson, lesson]]
+
+
+def test_a_node_killed_mid_run_loses_and_repeats_nothing(
+    tmp_path: Path, reference: dict, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="harness.ray")
+    cluster = start_cluster(3)
+    try:
+        victim = next(iter(cluster.worker_nodes))
+        killed = threading.Event()
+
+        def kill_when_running() -> None:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                runs = list((tmp_path / "results").glob("*/trials.jsonl"))
+                if runs and len(runs[0].read_text().splitlines()) >= 6:
+                    cluster.remove_node(victim, allow_graceful=False)
+                    killed.set()
+                    return
+                time.sleep(0.05)
+
+        killer = threading.Thread(target=kill_when_running, daemon=True)
+        with StubServer(default=Reply(Agent()), latency_s=0.3) as stub:
+            killer.start()
+            assert main(run_args(stub, tmp_path, *ray_args(cluster))) == 0
+            killer.join()
+        assert killed.is_set()
+        assert any("lost Ray node" in r.getMessage() for r in caplog.records)
+        assert_same_as_local(only_run(tmp_path / "results"), tmp_path / "memory", reference)
+    finally:
+        cluster.shutdown()
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
+def _wait_for_lines(path_glob: Path, pattern: str, lines: int, proc: subprocess.Popen, timeout_s: float = 120) -> Path:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = list(path_glob.glob(pattern))
+        if found and len(found[0].read_text().splitlines()) >= lines:
+            return found[0]
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {lines} trials after {timeout_s} s")
+
+
+def test_driver_kill_9_then_resume_keeps_exactly_once(tmp_path: Path, cluster, reference: dict) -> None:
+    with StubServer(default=Reply(Agent()), latency_s=0.3) as stub:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "harness", *run_args(stub, tmp_path, *ray_args(cluster))],
+            cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        trials = _wait_for_lines(tmp_path / "results", "*/trials.jsonl", 8, proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+        killed_at = len(read_trials(trials.parent))
+        assert 8 <= killed_at < len(reference["outcomes"])
+        assert main(["run", "--resume", str(trials.parent)]) == 0
+    assert_same_as_local(trials.parent, tmp_path / "memory", reference)
+
+
+def test_rate_limit_holds_for_the_whole_cluster_and_ctrl_c_stops_it(tmp_path: Path, cluster) -> None:
+    """5 requests a minute for 3 nodes with 2 units each: 5 in the first minute, not 15.
+
+    Then Ctrl-C: the driver exits 130 with the resume command and no request follows.
+    """
+    with StubServer(default=Reply(Agent())) as stub:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "harness", *run_args(stub, tmp_path, *ray_args(cluster), "--requests-per-minute", "5")],
+            cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        deadline = time.monotonic() + 120
+        while not stub.requests and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(8.0)  # without one cluster-wide window, each node would send 5 by now
+        assert len(stub.requests) == 5
+        starts = [r.received_at for r in stub.requests]
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        assert "Resume with: python -m harness run --resume" in err
+        time.sleep(1.0)
+        assert [r.received_at for r in stub.requests] == starts  # nothing ran after Ctrl-C
+
+
+@pytest.mark.model
+def test_each_node_loads_its_own_embedded_model(tmp_path: Path, cluster, caplog: pytest.LogCaptureFixture) -> None:
+    from harness.models.fetch import catalogue, is_ready, model_path, resolve_models_dir
+
+    info = catalogue()["smollm2-135m"]
+    if not is_ready(info, resolve_models_dir()):
+        if os.environ.get("HARNESS_REQUIRE_MODEL") == "1":
+            pytest.fail("HARNESS_REQUIRE_MODEL=1 but the SmolLM2 GGUF is not fetched")
+        pytest.skip("run `python -m harness model fetch smollm2-135m`")
+    gguf = model_path(info, resolve_models_dir())
+    caplog.set_level(logging.INFO, logger="harness.ray")
+    args = [
+        "run", "--tasks", "builtin", "--limit", "3", "--strategy", "baseline", "--max-tokens", "48",
+        "--model", f"local:{gguf}", "--out", str(tmp_path / "results"), "--memory-dir", str(tmp_path / "memory"),
+        "--no-cache", "--no-report", "--sandbox-workers", "1", *ray_args(cluster, workers=1),
+    ]
+    assert main(args) == 0
+    records = read_trials(only_run(tmp_path / "results"))
+    assert len(records) == 3 and all(r["model_calls"] == 1 and r["raw_output"] for r in records)
+    ran = [r.getMessage() for r in caplog.records if r.getMessage().startswith("node ") and r.getMessage().endswith(" ran 1 units")]
+    assert len(ran) == 3, ran  # one unit on each node: three NodeWorkers, each with its own model
