@@ -18,7 +18,7 @@ def config_from(argv: list[str]) -> RunConfig:
 
 def test_defaults_then_file_then_flags(tmp_path: Path):
     (tmp_path / "run.toml").write_text('trials = 2\nseed = 5\ntask-ids = ["a", "b"]\nmodel = "scripted:x"\n')
-    assert config_from([]) == RunConfig()  # no file, no flag: the defaults
+    assert config_from([]) == RunConfig().validate()  # no file, no flag: the defaults
     from_file = config_from(["--config", str(tmp_path / "run.toml")])
     assert (from_file.trials, from_file.seed, from_file.task_ids, from_file.model) == (2, 5, ("a", "b"), "scripted:x")
     assert from_file.workers == RunConfig().workers  # not in the file: the default
@@ -62,7 +62,8 @@ def _every_field_changed() -> RunConfig:
         max_tokens_tests=98, max_tokens_lesson=97, test_timeout_s=2.5, cache=False,
         cache_dir=Path("c"), model_timeout_s=30.0, max_retries=1, requests_per_minute=10,
         tokens_per_minute=1000, prices={"m": {"input": 1.0, "output": 2.0}}, oracle_feedback=True,
-        report=False, resample_temperature=0.3, prompts=Path("my-prompts"),
+        report=False, resample_temperature=0.3, prompts=Path("my-prompts"), executor="ray",
+        ray_address="ray://127.0.0.1:10001", allow_process_sandbox_with_api=True,
     )
     defaults = RunConfig()
     same = [f.name for f in dataclasses.fields(RunConfig) if getattr(changed, f.name) == getattr(defaults, f.name)]
