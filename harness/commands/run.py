@@ -279,7 +279,7 @@ def _open_view(run_dir: Path) -> Any:
 
 
 def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> int:
-    from harness.results import write_json
+    from harness.results import read_errors, write_json
     from harness.summary import build_summary, format_summary
 
     records = result.records
@@ -294,7 +294,8 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
         timings["report_s"] = round(time.perf_counter() - t, 3)
     # Written after the report (which writes its own derived summary.json): this one
     # adds the run's timings, which only the run knows.
-    summary = {**build_summary(result.header, records), "timings": timings}
+    errors = read_errors(result.run_dir / "errors.jsonl")  # attempts stopped before any record count too
+    summary = {**build_summary(result.header, records, errors), "timings": timings}
     write_json(result.run_dir / "summary.json", summary)
     print(format_summary(summary))
     print(
