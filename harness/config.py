@@ -61,6 +61,9 @@ class RunConfig:
     executor: str = "local"  # local (a thread pool in this process) | ray (a Ray cluster)
     ray_address: str | None = None  # with executor "ray": the cluster to join; None = Ray's default
     sandbox: str = "docker"  # docker | process (unsafe: no isolation)
+    # The process sandbox lets model code read this process's environment (API keys)
+    # and reach the network: with an API model it must be asked for by name.
+    allow_process_sandbox_with_api: bool = False
     sandbox_workers: int = field(default_factory=available_cores)  # containers in the pool
     out: Path = Path("results")
     memory_dir: Path | None = None  # long-term memory; None: <out>/reflections, beside the runs
@@ -145,6 +148,17 @@ class RunConfig:
             raise ConfigError(f"executor 'ray' needs Ray, which is not installed: {RAY_INSTALL_HINT}")
         if self.sandbox not in ("docker", "process"):
             raise ConfigError(f"sandbox must be 'docker' or 'process', got {self.sandbox!r}")
+        if (
+            self.sandbox == "process"
+            and self.model.split(":", 1)[0] in ("anthropic", "openai")
+            and not self.allow_process_sandbox_with_api
+        ):
+            raise ConfigError(
+                f"sandbox 'process' with the API model {self.model!r}: model-written code would run "
+                "as your user, where it can read this process's environment (your API keys) "
+                "through /proc and reach the network. Use --sandbox docker, or accept that with "
+                "--allow-process-sandbox-with-api"
+            )
         return self
 
     def replace(self, **changes: Any) -> "RunConfig":

@@ -50,6 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--ray-address", metavar="ADDR", help="with --executor ray: the cluster to join, e.g. 10.0.0.5:6379 or auto (default: RAY_ADDRESS, else a local Ray instance)")
     a("--sandbox", choices=["docker", "process"], help="docker (default) or process: UNSAFE, model code runs on this host without isolation")
     a("--sandbox-workers", type=int, metavar="N", help="containers in the sandbox pool (default: CPU cores)")
+    a("--allow-process-sandbox-with-api", action="store_const", const=True,
+      help="accept --sandbox process with an anthropic: or openai: model (model code could read your API keys)")
     a("--out", type=Path, metavar="DIR", help=f"folder for run folders (default {d.out})")
     a("--resume", type=Path, metavar="RUN_DIR", help="finish an interrupted run: no finished trial lost, none done twice")
     a("--memory-dir", type=Path, metavar="DIR", help=f"long-term memory folder (default <--out>/reflections, i.e. {d.out}/reflections)")
