@@ -193,7 +193,6 @@ class ViewApp:
         return self.render(
             "task.html.j2", title=f"{task_id} in {entry.label}", card=card, task_id=task_id, attempts=attempts,
             task=task, task_note=task_note, outcome=row.to_dict("records")[0] if not row.empty else {},
-            focus=request.query_params.get("strategy"), focus_attempt=request.query_params.get("attempt"),
             live_run=entry.run_id if card["status"].state == "running" else None,
         )
 
