@@ -65,7 +65,9 @@ def show_command(args: argparse.Namespace) -> int:
         print(f"[{ns}]")
         for lesson in lessons:
             found += 1
-            print(f"  {lesson.strategy} attempt {lesson.attempt} trial {lesson.trial} ({lesson.time}):")
+            origin = f"run {lesson.run_id}" + (f", model {lesson.model}" if lesson.model else "")
+            oracle = " [from ORACLE feedback: hidden tests]" if lesson.oracle_feedback else ""
+            print(f"  {lesson.strategy} attempt {lesson.attempt}, about trial {lesson.trial} ({origin}, {lesson.time}){oracle}:")
             print(f"    {lesson.text}")
     if not found:
         where = f"namespace {args.namespace}" if args.namespace else f"{root}"
