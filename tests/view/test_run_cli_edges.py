@@ -113,3 +113,17 @@ def test_every_setting_has_a_flag_or_is_documented_as_toml_only():
         for flag in action.option_strings:
             if flag.startswith("--") and flag not in ("--help", "--config"):
                 assert f"`{flag}" in readme, f"{flag} is not in the README's flag table"
+
+
+def test_compare_takes_labels(tmp_path: Path, capsys):
+    from harness.cli import main as harness_main
+    from viewruns import header, two_strategy_records, write_run
+
+    a = write_run(tmp_path / "run-a", header(), two_strategy_records())
+    b = write_run(tmp_path / "run-b", header("run-b"), two_strategy_records("run-b"))
+    out = tmp_path / "cmp"
+    assert harness_main(["compare", str(a), str(b), "--label", "run-b=second look", "--out", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    assert "Comparison of run-a, second look" in html
+    assert harness_main(["compare", str(a), str(b), "--label", "run-z=x"]) == 2
+    assert "no such run among the folders given" in capsys.readouterr().err
