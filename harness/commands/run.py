@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
       help="accept --sandbox process with an anthropic: or openai: model (model code could read your API keys)")
     a("--out", type=Path, metavar="DIR", help=f"folder for run folders (default {d.out})")
     a("--resume", type=Path, metavar="RUN_DIR", help="finish an interrupted run: no finished trial lost, none done twice")
-    a("--memory-dir", type=Path, metavar="DIR", help=f"long-term memory folder (default <--out>/reflections, i.e. {d.out}/reflections)")
+    a("--memory-dir", type=Path, metavar="DIR", help=f"long-term memory folder (default: reflections/ beside the --out folder, i.e. {d.out.parent / 'reflections'})")
     a("--memory-window", type=int, metavar="N", help=f"lessons the Actor sees (default {d.memory_window})")
     a("--memory-namespace", metavar="NAME", help="share lessons across runs under this name (default: the run's own, empty at start)")
     a("--max-internal-tests", type=int, metavar="M", help=f"internal tests the agent writes per attempt (default {d.max_internal_tests})")

@@ -81,7 +81,7 @@ def test_run_with_view_serves_the_running_run(tmp_path: Path):
     assert any(s["state"] == "running" for s in states) and len(set(counts)) > 1, states  # trials landed live
     # memory and the response cache did not land in the folder the command started from
     assert list(cwd.iterdir()) == []
-    assert (out / "reflections").is_dir() and (tmp_path / "user-cache").is_dir()
+    assert (out.parent / "reflections").is_dir() and (tmp_path / "user-cache").is_dir()
 
     # resuming (here: a finished run) records the session in run.json
     done = subprocess.run([sys.executable, "-m", "harness", "run", "--resume", str(out / run_id), "--no-report",
