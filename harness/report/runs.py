@@ -87,12 +87,13 @@ def error_key(row: Any) -> tuple[str, str, int] | None:
         return None
 
 
-def load_runs(run_dirs: list[Path]) -> list[Run]:
-    """Several runs, labelled by run_id; a repeated run_id gets a #n suffix."""
+def load_runs(run_dirs: list[Path], labels: dict[str, str] | None = None) -> list[Run]:
+    """Several runs, labelled by run_id, or by `labels` (run folder name -> label); a
+    repeated label gets a #n suffix."""
     runs: list[Run] = []
     seen: dict[str, int] = {}
     for path in run_dirs:
-        run = load_run(path)
+        run = load_run(path, (labels or {}).get(Path(path).name))
         n = seen.get(run.label, 0) + 1
         seen[run.label] = n
         if n > 1:
