@@ -4,18 +4,16 @@ errors.jsonl as the run wrote them (no record written by hand)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from harness.results import SCHEMA_VERSION, read_trials
+from harness.results import read_trials
+from tests.helpers import run_harness
 
-ROOT = Path(__file__).resolve().parents[2]
 N_TASKS = 6  # mul/i: return n * i
 
 
@@ -39,16 +37,12 @@ def write_inputs(folder: Path) -> tuple[Path, Path]:
 
 
 def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600)
+    return run_harness(*args, cwd=cwd, timeout=600)
 
 
 @pytest.mark.docker
 @pytest.mark.slow
 def test_report_on_a_real_four_strategy_run_with_a_model_outage(tmp_path: Path):
-    if SCHEMA_VERSION < 2:
-        pytest.skip("needs the schema-2 loop: resample, errors.jsonl, lessons charged to the trial they serve")
     tasks, script = write_inputs(tmp_path)
     proc = harness("run", "--tasks", f"jsonl:{tasks}", "--model", f"scripted:{script}", "--strategy", "all",
                    "--trials", "2", "--out", str(tmp_path / "out"), "--memory-dir", str(tmp_path / "mem"),

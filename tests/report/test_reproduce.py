@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.results import SCHEMA_VERSION
-
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench" / "reproduce_humaneval.py"
 
@@ -57,8 +55,6 @@ def test_reproduce_prints_pass1_with_ci_and_the_last_line(tmp_path: Path):
 @pytest.mark.docker
 @pytest.mark.slow
 def test_reproduce_leaves_model_errors_out_instead_of_scoring_them(tmp_path: Path):
-    if SCHEMA_VERSION < 2:
-        pytest.skip("needs the schema-2 loop: a model error leaves the attempt incomplete (errors.jsonl)")
     proc = run_bench(tmp_path, [{"match": "def has_close_elements", "reply": RIGHT_0},
                                 {"match": "def separate_paren_groups", "reply": "!error: 503 after 5 retries"},
                                 {"match": "def truncate_number", "reply": RIGHT_2},

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import skip_or_fail
 from viewruns import append, header, two_strategy_records, write_run
 
 pytestmark = pytest.mark.browser
@@ -21,21 +22,15 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("HARNESS_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"HARNESS_REQUIRE_BROWSER=1 but {reason}")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def browser():
     try:
         from playwright import sync_api
     except ImportError:
-        _unavailable("playwright is not installed (pip install playwright)")
+        skip_or_fail("BROWSER", "playwright is not installed (pip install playwright)")
     exe = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
     if not Path(exe).exists():
-        _unavailable(f"no chromium binary at {exe} (apt-get install chromium)")
+        skip_or_fail("BROWSER", f"no chromium binary at {exe} (apt-get install chromium)")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
         yield b
