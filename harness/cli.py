@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "tasks": "tasks",
     "model": "model",
     "sandbox": "sandbox",
+    "view": "view",
 }
 
 

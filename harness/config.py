@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,19 @@ class ConfigError(ValueError):
     """A setting is wrong; the message names the setting (and the file, if any)."""
 
 
+def default_cache_dir() -> Path:
+    """The response cache: $HARNESS_CACHE_DIR, else <user cache>/reflexion-harness/responses
+    ($XDG_CACHE_HOME or ~/.cache), so that it is one folder whatever folder a command
+    starts in (the models live beside it, in .../models)."""
+    env = os.environ.get("HARNESS_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "reflexion-harness" / "responses"
+
+
+
+
 @dataclass(frozen=True)
 class RunConfig:
     tasks: str = DEFAULT_TASKS  # task-set spec: builtin[:tag], humaneval, mbpp, hf:..., jsonl:..., a path
@@ -47,9 +61,12 @@ class RunConfig:
     executor: str = "local"  # local (a thread pool in this process) | ray (a Ray cluster)
     ray_address: str | None = None  # with executor "ray": the cluster to join; None = Ray's default
     sandbox: str = "docker"  # docker | process (unsafe: no isolation)
+    # The process sandbox lets model code read this process's environment (API keys)
+    # and reach the network: with an API model it must be asked for by name.
+    allow_process_sandbox_with_api: bool = False
     sandbox_workers: int = field(default_factory=available_cores)  # containers in the pool
     out: Path = Path("results")
-    memory_dir: Path = Path("reflections")
+    memory_dir: Path | None = None  # long-term memory; None: <out>/reflections, beside the runs
     memory_window: int = 3  # lessons the Actor sees
     memory_namespace: str | None = None  # share lessons across runs under this name
     max_internal_tests: int = 6
@@ -63,7 +80,7 @@ class RunConfig:
     max_tokens_lesson: int = 160
     test_timeout_s: float = 5.0  # per test, internal and hidden (a task may set its own)
     cache: bool = True  # response cache for temperature-0 calls
-    cache_dir: Path = Path(".cache/responses")
+    cache_dir: Path = field(default_factory=default_cache_dir)
     model_timeout_s: float = 120.0
     max_retries: int = 5
     requests_per_minute: int | None = None
@@ -100,7 +117,8 @@ class RunConfig:
         if self.memory_window < 0:
             raise ConfigError(f"memory_window must be >= 0, got {self.memory_window!r}")
         if not self.k or any((not isinstance(k, int)) or k < 1 for k in self.k):
-            raise ConfigError(f"k must be a list of integers >= 1, got {self.k!r}")
+            shown = ",".join(str(k) for k in self.k) if self.k else "nothing"
+            raise ConfigError(f"k must be a list of integers >= 1, e.g. --k 1,5; got {shown}")
         too_big = [k for k in self.k if k > self.samples]
         if too_big:
             raise ConfigError(
@@ -118,6 +136,8 @@ class RunConfig:
             raise ConfigError(f"prompts {str(self.prompts)!r} is not a folder of prompt templates")
         if self.test_timeout_s <= 0:
             raise ConfigError(f"test_timeout_s must be > 0, got {self.test_timeout_s!r}")
+        if self.memory_dir is None:
+            return self.replace(memory_dir=self.out / "reflections").validate()
         for name in ("out", "memory_dir", "cache_dir"):
             path = getattr(self, name)
             if path.exists() and not path.is_dir():
@@ -128,6 +148,17 @@ class RunConfig:
             raise ConfigError(f"executor 'ray' needs Ray, which is not installed: {RAY_INSTALL_HINT}")
         if self.sandbox not in ("docker", "process"):
             raise ConfigError(f"sandbox must be 'docker' or 'process', got {self.sandbox!r}")
+        if (
+            self.sandbox == "process"
+            and self.model.split(":", 1)[0] in ("anthropic", "openai")
+            and not self.allow_process_sandbox_with_api
+        ):
+            raise ConfigError(
+                f"sandbox 'process' with the API model {self.model!r}: model-written code would run "
+                "as your user, where it can read this process's environment (your API keys) "
+                "through /proc and reach the network. Use --sandbox docker, or accept that with "
+                "--allow-process-sandbox-with-api"
+            )
         return self
 
     def replace(self, **changes: Any) -> "RunConfig":

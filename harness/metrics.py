@@ -10,6 +10,10 @@ Rules every function here follows:
   counts as a failure.
 * Rates are averaged per task over its attempts first, then over tasks, so every
   task weighs the same whatever its number of complete attempts.
+* Figures that compare strategies (headline pass@k, pass@1 by trial, paired
+  statistics, compute curves) are computed on the tasks every compared strategy
+  completed (`equal_footing`); callers filter the frames to those tasks and show
+  how many were left out.
 """
 from __future__ import annotations
 
@@ -110,11 +114,23 @@ def attempts_frame(trials: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()[cols]
 
 
-def incomplete_attempts(trials: pd.DataFrame) -> dict[str, int]:
-    """Number of attempts without a final record, per strategy."""
-    part = trials[~trials["complete"]]
-    counts = part.drop_duplicates(["task_id", "strategy", "attempt"]).groupby("strategy").size()
-    return {str(s): int(n) for s, n in counts.items()}
+def incomplete_attempts(trials: pd.DataFrame, errors: Iterable[tuple[str, str, int]] = ()) -> dict[str, int]:
+    """Number of attempts without a final record, per strategy.
+
+    `errors`: (task_id, strategy, attempt) of the lines of errors.jsonl. An attempt
+    that a model error stopped before its first trial has no trial record at all:
+    only errors.jsonl knows it. An attempt with a final record is complete, whatever
+    errors.jsonl says (a resumed run finished it).
+    """
+    keys = ["task_id", "strategy", "attempt"]
+    seen = {tuple(k) for k in trials[keys].drop_duplicates().itertuples(index=False)}
+    done = {tuple(k) for k in trials.loc[trials["complete"], keys].drop_duplicates().itertuples(index=False)}
+    missing = {(str(t), str(s), int(a)) for t, s, a in seen} | {(str(t), str(s), int(a)) for t, s, a in errors}
+    missing -= {(str(t), str(s), int(a)) for t, s, a in done}
+    counts: dict[str, int] = {}
+    for _, strategy, _ in missing:
+        counts[strategy] = counts.get(strategy, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 # --------------------------------------------------------------------------- per task
@@ -230,23 +246,75 @@ def pass1_by_trial_table(trials: pd.DataFrame, strategies: Sequence[str], budget
     return pd.DataFrame(rows, columns=["strategy", "trial", "pass", "ci_low", "ci_high", "tasks"])
 
 
+# --------------------------------------------------------------------------- equal footing
+
+def complete_tasks(attempts: pd.DataFrame, strategy: str, samples: int = 1) -> set[str]:
+    """Tasks a strategy completed: at least `samples` complete attempts (every
+    configured attempt has its final record)."""
+    sub = attempts[attempts["strategy"] == strategy]
+    counts = sub.groupby("task_id").size()
+    return {str(t) for t, n in counts.items() if n >= max(1, int(samples))}
+
+
+@dataclass(frozen=True)
+class Footing:
+    """The tasks every compared strategy completed (`shared`), and the rest of
+    the run's tasks (`excluded`): left out of every headline and paired figure, so
+    that no strategy is scored on tasks another one did not finish."""
+
+    shared: tuple[str, ...]
+    excluded: tuple[str, ...]
+
+
+def equal_footing(attempts: pd.DataFrame, strategies: Sequence[str], samples: int = 1,
+                  all_tasks: Iterable[str] | None = None) -> Footing:
+    """Shared complete tasks of `strategies`; `all_tasks` is the run's task list
+    (default: every task with a complete attempt). A task no strategy finished,
+    or one a strategy never started, is excluded too."""
+    universe = {str(t) for t in (all_tasks if all_tasks is not None else attempts["task_id"].unique())}
+    shared = set(universe)
+    for strategy in strategies:
+        shared &= complete_tasks(attempts, strategy, samples)
+    if not strategies:
+        shared = set()
+    return Footing(tuple(sorted(shared)), tuple(sorted(universe - shared)))
+
+
 # --------------------------------------------------------------------------- paired
 
 @dataclass(frozen=True)
 class Paired:
-    """Paired outcome of strategies a and b on the tasks both have complete attempts for."""
+    """Strategy a against strategy b on the same tasks and attempts.
+
+    diff: pass@1 of a minus pass@1 of b over the `tasks` both completed (per task
+    over its complete attempts, then over tasks: the headline's own figures);
+    ci_low/ci_high: its paired bootstrap 95% CI (tasks resampled, each carrying
+    both strategies' results). McNemar's exact test runs over attempt pairs:
+    attempt i of a with attempt i of b on the same task, every attempt (no
+    majority vote). fixed: a passed and b failed; broken: b passed, a failed.
+    """
 
     a: str
     b: str
-    only_a: int
-    only_b: int
+    diff: float
+    ci_low: float
+    ci_high: float
+    pairs: int
+    tasks: int
+    excluded: int
+    fixed: int
+    broken: int
     both: int
     neither: int
-    p_value: float  # McNemar's exact two-sided test on (only_a, only_b)
+    p_value: float  # McNemar's exact two-sided test on (fixed, broken)
 
     @property
-    def tasks(self) -> int:
-        return self.only_a + self.only_b + self.both + self.neither
+    def only_a(self) -> int:
+        return self.fixed
+
+    @property
+    def only_b(self) -> int:
+        return self.broken
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -262,49 +330,95 @@ def mcnemar_exact(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
-    return min(1.0, 2.0 * tail / 2**n)
+    # int / int is correctly rounded however large both are (2.0 * tail would
+    # overflow a float past about 1,000 discordant pairs)
+    return min(1.0, (2 * tail) / (1 << n))
 
 
-def solved_per_task(attempts: pd.DataFrame, strategy: str) -> pd.Series:
-    """A task counts as solved by a strategy when more than half of its complete
-    attempts pass the hidden tests (per-task pass@1 > 0.5). With one sample per task
-    this is simply whether the final implementation passed; a 50/50 split counts as
-    not solved."""
-    return per_task_pass_at_k(attempts, strategy, 1) > 0.5
+def paired_bootstrap_ci(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *,
+                        level: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES,
+                        seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile CI of mean(a) - mean(b) where a[i] and b[i] belong to the same
+    task: tasks are resampled together, so what the two share cancels out."""
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if xa.shape != xb.shape:
+        raise ValueError(f"paired values need equal lengths, got {xa.size} and {xb.size}")
+    return bootstrap_ci(xa - xb, level=level, resamples=resamples, seed=seed)
 
 
-def paired_comparison(attempts: pd.DataFrame, a: str, b: str) -> Paired:
-    sa, sb = solved_per_task(attempts, a), solved_per_task(attempts, b)
-    common = sa.index.intersection(sb.index)
-    sa, sb = sa.loc[common], sb.loc[common]
-    only_a = int((sa & ~sb).sum())
-    only_b = int((~sa & sb).sum())
-    return Paired(a, b, only_a, only_b, int((sa & sb).sum()), int((~sa & ~sb).sum()),
-                  mcnemar_exact(only_a, only_b))
+def paired_comparison(attempts: pd.DataFrame, a: str, b: str, *, tasks: Iterable[str] | None = None,
+                      all_tasks: Iterable[str] | None = None) -> Paired:
+    """a against b. `tasks`: the shared complete tasks to compare on (default:
+    tasks where both have a complete attempt); `all_tasks`: the tasks the run
+    had, to count the ones left out (default: every task either one completed)."""
+    sub = attempts[attempts["strategy"].isin([a, b])]
+    if tasks is None:
+        have_a = set(sub.loc[sub["strategy"] == a, "task_id"])
+        have_b = set(sub.loc[sub["strategy"] == b, "task_id"])
+        shared = have_a & have_b
+    else:
+        shared = {str(t) for t in tasks}
+    universe = {str(t) for t in all_tasks} if all_tasks is not None else set(sub["task_id"])
+    universe |= shared
+    sub = sub[sub["task_id"].isin(shared)]
+    pa = sub[sub["strategy"] == a].set_index(["task_id", "attempt"])["passed"].astype(bool)
+    pb = sub[sub["strategy"] == b].set_index(["task_id", "attempt"])["passed"].astype(bool)
+    rate_a = pa.groupby(level="task_id").mean()
+    rate_b = pb.groupby(level="task_id").mean()
+    common = sorted(set(rate_a.index) & set(rate_b.index))
+    if common:
+        ra, rb = rate_a.loc[common].to_numpy(float), rate_b.loc[common].to_numpy(float)
+        diff = float(ra.mean() - rb.mean())
+        lo, hi = paired_bootstrap_ci(ra, rb)
+    else:
+        diff, lo, hi = math.nan, math.nan, math.nan
+    joined = pd.concat([pa.rename("a"), pb.rename("b")], axis=1, join="inner")
+    xa, xb = joined["a"].astype(bool), joined["b"].astype(bool)
+    fixed, broken = int((xa & ~xb).sum()), int((~xa & xb).sum())
+    return Paired(a=a, b=b, diff=diff, ci_low=lo, ci_high=hi, pairs=len(joined), tasks=len(common),
+                  excluded=len(universe - set(common)), fixed=fixed, broken=broken,
+                  both=int((xa & xb).sum()), neither=int((~xa & ~xb).sum()),
+                  p_value=mcnemar_exact(fixed, broken))
+
+
+def spend_ratio(attempts: pd.DataFrame, a: str, b: str, column: str = "calls") -> float:
+    """Mean `column` (calls or tokens) per attempt of a over that of b, each
+    averaged per task first, then over tasks; NaN when b spent nothing."""
+    def mean(s: str) -> float:
+        sub = attempts[attempts["strategy"] == s]
+        return float(sub.groupby("task_id")[column].mean().mean()) if not sub.empty else math.nan
+    ma, mb = mean(a), mean(b)
+    return ma / mb if mb else math.nan
 
 
 def default_pairs(strategies: Sequence[str]) -> list[tuple[str, str]]:
-    """Reflexion vs baseline, feedback vs baseline, reflexion vs feedback, as present."""
-    wanted = [("reflexion", BASELINE), ("feedback", BASELINE), ("reflexion", "feedback")]
+    """Each strategy against the baseline (reflexion, feedback, resample first),
+    then reflexion against feedback (the lesson's own value) and against resample
+    (repair against resampling at similar compute), as present."""
+    wanted = [("reflexion", BASELINE), ("feedback", BASELINE), ("resample", BASELINE),
+              ("reflexion", "feedback"), ("reflexion", "resample")]
     have = set(strategies)
     pairs = [p for p in wanted if p[0] in have and p[1] in have]
     # Strategies this module does not know get paired with the baseline.
-    pairs += [(s, BASELINE) for s in strategies
-              if s not in ("reflexion", "feedback", BASELINE) and BASELINE in have]
+    known = {"reflexion", "feedback", "resample", BASELINE}
+    pairs += [(s, BASELINE) for s in strategies if s not in known and BASELINE in have]
     return pairs
 
 
 # --------------------------------------------------------------------------- compute
 
 def compute_curve(trials: pd.DataFrame, attempts: pd.DataFrame, strategy: str, budget: int | None) -> pd.DataFrame:
-    """Pass rate against compute spent, per task on average.
+    """Pass rate against compute spent, per task on average, for any strategy.
 
-    Iterating strategies: one point per trial budget t (pass@1 at trial t against the
-    calls and tokens spent up to trial min(t, last)). The baseline: one point per k
-    (pass@k against k times the mean calls and tokens of one sample), k up to the
-    fewest complete samples any task has.
+    Strategies with a trial loop (reflexion, feedback, resample): one point per
+    trial budget t, pass@1 at trial t against the calls and tokens of trials up to
+    min(t, last), taken from the records as they are (each call is charged to the
+    trial it serves). The baseline: its pass@1 at the cost of one sample (kind
+    "agent"), then for k >= 2 the best of k samples as picked by the hidden tests
+    (kind "oracle": an upper bound no agent can reach, since it needs the hidden
+    tests to choose), k up to the fewest complete samples any task has.
     """
-    cols = ["strategy", "budget", "calls", "tokens", "pass"]
+    cols = ["strategy", "budget", "calls", "tokens", "pass", "kind"]
     sub = trials[(trials["strategy"] == strategy) & trials["complete"]]
     if sub.empty:
         return pd.DataFrame(columns=cols)
@@ -317,7 +431,8 @@ def compute_curve(trials: pd.DataFrame, attempts: pd.DataFrame, strategy: str, b
         for k in range(1, n_min + 1):
             rows.append({"strategy": strategy, "budget": f"k={k}", "calls": k * calls,
                          "tokens": k * tokens,
-                         "pass": float(per_task_pass_at_k(attempts, strategy, k).mean())})
+                         "pass": float(per_task_pass_at_k(attempts, strategy, k).mean()),
+                         "kind": "agent" if k == 1 else "oracle"})
         return pd.DataFrame(rows, columns=cols)
     spend = sub.assign(calls=sub["model_calls"],
                        tokens=sub["input_tokens"] + sub["output_tokens"])
@@ -328,20 +443,23 @@ def compute_curve(trials: pd.DataFrame, attempts: pd.DataFrame, strategy: str, b
         rows.append({"strategy": strategy, "budget": f"t={t}",
                      "calls": float(per_task["calls"].mean()),
                      "tokens": float(per_task["tokens"].mean()),
-                     "pass": pass1_by_trial(trials, strategy, t)[-1]})
+                     "pass": pass1_by_trial(trials, strategy, t)[-1], "kind": "agent"})
     return pd.DataFrame(rows, columns=cols)
 
 
 def compute_matched(attempts: pd.DataFrame, strategies: Sequence[str]) -> pd.DataFrame:
-    """Each iterating strategy's pass@1 beside baseline pass@k at a matched budget.
+    """Upper bound only: each iterating strategy's pass@1 beside the baseline's
+    best of k samples as picked by the hidden tests (an oracle: pass@k), at a
+    matched budget.
 
     k_calls = round(strategy's mean calls per attempt / baseline's mean calls per
-    sample), at least 1; likewise k_tokens for tokens. The baseline figure is given
+    sample), at least 1; likewise k_tokens for tokens. The oracle figure is given
     where every task has at least k complete baseline samples, else left empty.
+    The rival an agent could run at that budget is `resample`, in the compute curve.
     """
     cols = ["strategy", "pass@1", "calls", "tokens", "baseline_calls_per_sample",
-            "baseline_tokens_per_sample", "k_calls", "baseline_pass@k_calls",
-            "k_tokens", "baseline_pass@k_tokens", "baseline_samples"]
+            "baseline_tokens_per_sample", "k_calls", "oracle_best_of_k_calls",
+            "k_tokens", "oracle_best_of_k_tokens", "baseline_samples"]
     base = attempts[attempts["strategy"] == BASELINE]
     if base.empty:
         return pd.DataFrame(columns=cols)
@@ -373,8 +491,8 @@ def compute_matched(attempts: pd.DataFrame, strategies: Sequence[str]) -> pd.Dat
             "pass@1": float(per_task_pass_at_k(attempts, strategy, 1).mean()),
             "calls": calls, "tokens": tokens,
             "baseline_calls_per_sample": b_calls, "baseline_tokens_per_sample": b_tokens,
-            "k_calls": k_c, "baseline_pass@k_calls": p_c,
-            "k_tokens": k_t, "baseline_pass@k_tokens": p_t, "baseline_samples": n_min,
+            "k_calls": k_c, "oracle_best_of_k_calls": p_c,
+            "k_tokens": k_t, "oracle_best_of_k_tokens": p_t, "baseline_samples": n_min,
         })
     return pd.DataFrame(rows, columns=cols)
 
@@ -431,12 +549,14 @@ def stopped_on_false_positive(attempts: pd.DataFrame, strategies: Sequence[str] 
 
 # --------------------------------------------------------------------------- spend
 
-def resources(trials: pd.DataFrame, strategies: Sequence[str]) -> pd.DataFrame:
+def resources(trials: pd.DataFrame, strategies: Sequence[str],
+              errors: Iterable[tuple[str, str, int]] = ()) -> pd.DataFrame:
     """Per strategy totals over *every* recorded trial, incomplete attempts included
-    (what the run spent). cost_usd is None when no trial of the strategy had a price."""
+    (what the run spent). cost_usd is None when no trial of the strategy had a price.
+    `errors`: errors.jsonl's attempt keys, for the incomplete count."""
     cols = ["strategy", "attempts", "incomplete_attempts", "trials", "model_calls",
             "cached_calls", "input_tokens", "output_tokens", "cost_usd", "errors", "wall_s"]
-    incomplete = incomplete_attempts(trials)
+    incomplete = incomplete_attempts(trials, errors)
     rows = []
     for strategy in strategies:
         g = trials[trials["strategy"] == strategy]

@@ -6,12 +6,15 @@ Schema 1 (stable: fields may be added, never renamed or removed)::
       "schema": 1,
       "run_id": "<run id>",
       "tasks": N,                      # tasks in the task set (run.json tasks.count)
+      "tasks_compared": n,             # tasks every strategy completed: every figure uses these
+      "tasks_excluded": n,             # the run's other tasks, left out of every figure
       "samples": n,                    # attempts per task and strategy (config)
       "trials": T,                     # trial budget per attempt (config)
       "k": [1, ...],                   # requested k values (config)
       "oracle_feedback": false,        # true: hidden tests fed the loop (ablation only)
+      "harness_errors": n,             # lines in errors.jsonl
       "strategies": {
-        "<name>": {                    # reflexion | feedback | baseline
+        "<name>": {                    # reflexion | feedback | resample | baseline
           "pass@1": x,                 # mean over tasks of per-task pass@1 (final trials)
           "pass@<k>": x, ...,          # one per requested k with k <= samples
           "pass@<k>_ci95": [lo, hi],   # 95% bootstrap CI over tasks, for each pass@<k>
@@ -23,17 +26,32 @@ Schema 1 (stable: fields may be added, never renamed or removed)::
           "cost_usd": x | null,        # null when the backend reports no price
           "errors": n,                 # trials with a model error / unparseable output
           "wall_s": x,                 # sum of trial wall times (see below)
-          "tasks_scored": n,           # tasks with at least one complete attempt
+          "tasks_scored": n,           # tasks its figures average over (= tasks_compared)
+          "tasks_completed": n,        # tasks where all its attempts are complete
           "attempts": n,               # complete attempts (with a final trial)
-          "incomplete_attempts": n     # attempts without a final trial (killed run)
+          "incomplete_attempts": n     # attempts without a final trial: never scored
         }
-      }
+      },
+      "paired": [                      # each default pair a vs b, on tasks_compared
+        {"a", "b", "diff", "ci_low", "ci_high", "p_value", "fixed", "broken", "both",
+         "neither", "pairs", "tasks", "excluded", "calls_ratio", "tokens_ratio"}
+      ]
     }
 
 Definitions:
 
 * Only complete attempts are scored; an attempt's result is its final (submitted)
-  trial's hidden verdict, never "any trial passed".
+  trial's hidden verdict, never "any trial passed". An attempt is complete iff it
+  has a record with final=true; the others (a model error that outlived the
+  retries, an exception in the unit, a killed run) are counted, never scored.
+* Equal footing: a task counts only when every strategy of the run completed all
+  of its `samples` attempts there; pass@k, pass@1_by_trial and `paired` average
+  over those tasks_compared alone, the rest are tasks_excluded.
+* paired: diff = pass@1(a) - pass@1(b) on the shared tasks, with a paired
+  bootstrap 95% CI (tasks resampled with both results); McNemar's exact test over
+  attempt pairs (attempt i of a with attempt i of b on the same task): fixed = a
+  passed and b failed, broken = the reverse. calls_ratio/tokens_ratio: a's mean
+  spend per attempt over b's.
 * pass@k per task is the unbiased estimator 1 - C(n-c, k)/C(n, k) (Chen et al.
   2021, stable product form) over the task's n complete attempts, c of them
   passing; the strategy's pass@k is its mean over tasks with n >= k. A value is
@@ -69,8 +87,32 @@ def _num(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def build_summary(header: dict[str, Any], records: list[TrialRecord]) -> dict[str, Any]:
-    """The summary.json document for one run (schema in this module's docstring)."""
+def paired_dict(p: metrics.Paired, attempts: Any) -> dict[str, Any]:
+    """A Paired as JSON-ready data, with the spend ratios of a over b."""
+    return {"a": p.a, "b": p.b, "diff": _num(p.diff), "ci_low": _num(p.ci_low), "ci_high": _num(p.ci_high),
+            "p_value": _num(p.p_value), "fixed": p.fixed, "broken": p.broken, "both": p.both,
+            "neither": p.neither, "pairs": p.pairs, "tasks": p.tasks, "excluded": p.excluded,
+            "calls_ratio": _num(metrics.spend_ratio(attempts, p.a, p.b, "calls")),
+            "tokens_ratio": _num(metrics.spend_ratio(attempts, p.a, p.b, "tokens"))}
+
+
+def _task_ids(header: dict[str, Any], records: Sequence[TrialRecord]) -> list[str]:
+    listed = (header.get("tasks") or {}).get("task_ids")
+    return [str(t) for t in listed] if listed else sorted({r.task_id for r in records})
+
+
+def _error_keys(errors: Sequence[dict[str, Any]]) -> list[tuple[str, str, int]]:
+    return [(str(e["task_id"]), str(e["strategy"]), int(e["attempt"])) for e in errors]
+
+
+def build_summary(header: dict[str, Any], records: list[TrialRecord],
+                  errors: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """The summary.json document for one run (schema in this module's docstring).
+
+    `errors`: the lines of the run's errors.jsonl (harness.report.runs.read_errors);
+    without them an attempt stopped before its first trial record is not counted
+    as incomplete (it still leaves its task out of the comparison).
+    """
     config = header.get("config") or {}
     trials = metrics.trials_frame(records)
     attempts = metrics.attempts_frame(trials)
@@ -78,40 +120,76 @@ def build_summary(header: dict[str, Any], records: list[TrialRecord]) -> dict[st
     samples = int(config.get("samples") or 1)
     ks = sorted({1, *(int(k) for k in (config.get("k") or [1]) if int(k) <= samples)})
     budget = config.get("trials")
-    spend = metrics.resources(trials, strategies).set_index("strategy")
+    error_keys = _error_keys(errors)
+    spend = metrics.resources(trials, strategies, error_keys).set_index("strategy")
+    task_ids = _task_ids(header, records)
     tasks_info = header.get("tasks") or {}
     n_tasks = tasks_info.get("count")
     if n_tasks is None:
-        n_tasks = len({r.task_id for r in records})
+        n_tasks = len(task_ids)
+    footing = metrics.equal_footing(attempts, strategies, samples, task_ids)
+    shared = set(footing.shared)
+    s_trials, s_attempts = trials[trials["task_id"].isin(shared)], attempts[attempts["task_id"].isin(shared)]
 
     out: dict[str, Any] = {}
     for strategy in strategies:
         entry: dict[str, Any] = {}
         for k in ks:
-            est = metrics.estimate(metrics.per_task_pass_at_k(attempts, strategy, k))
+            est = metrics.estimate(metrics.per_task_pass_at_k(s_attempts, strategy, k))
             entry[f"pass@{k}"] = _num(est.value)
             entry[f"pass@{k}_ci95"] = [_num(est.ci_low), _num(est.ci_high)]
         n_trials = metrics.max_trials(trials, strategy, budget)
-        entry["pass@1_by_trial"] = [_num(x) for x in metrics.pass1_by_trial(trials, strategy, n_trials)]
+        entry["pass@1_by_trial"] = [_num(x) for x in metrics.pass1_by_trial(s_trials, strategy, n_trials)]
         row = spend.loc[strategy]
         for name in ("model_calls", "cached_calls", "input_tokens", "output_tokens", "errors",
                      "attempts", "incomplete_attempts"):
             entry[name] = int(row[name])
         entry["cost_usd"] = None if row["cost_usd"] is None or math.isnan(row["cost_usd"]) else round(float(row["cost_usd"]), 6)
         entry["wall_s"] = round(float(row["wall_s"]), 3)
-        entry["tasks_scored"] = int(attempts.loc[attempts["strategy"] == strategy, "task_id"].nunique())
+        entry["tasks_scored"] = int(s_attempts.loc[s_attempts["strategy"] == strategy, "task_id"].nunique())
+        entry["tasks_completed"] = len(metrics.complete_tasks(attempts, strategy, samples))
         out[strategy] = entry
+    paired = [paired_dict(metrics.paired_comparison(s_attempts, a, b, tasks=footing.shared, all_tasks=task_ids),
+                          s_attempts)
+              for a, b in metrics.default_pairs(strategies)]
     return {
         "schema": SUMMARY_SCHEMA,
         "run_id": header.get("run_id"),
         "tasks": int(n_tasks),
+        "tasks_compared": len(footing.shared),
+        "tasks_excluded": len(footing.excluded),
         "samples": samples,
         "trials": budget,
         "k": ks,
         "oracle_feedback": bool(config.get("oracle_feedback", False)),
+        "harness_errors": len(errors),
         "trial_record_schema": SCHEMA_VERSION,
         "strategies": out,
+        "paired": paired,
     }
+
+
+def _signed(x: float, minus: str) -> str:
+    return f"{'+' if x >= 0 else minus}{abs(x):.1f}"
+
+
+def answer_line(p: dict[str, Any], *, minus: str = "\u2212", times: str = "\u00d7") -> str:
+    """The comparison in one line, e.g. "reflexion - baseline: +4.3 points [95% CI
+    -1.2, +9.8], McNemar p = 0.21; fixed 9, broken 2 of 164 tasks; 3.4x the calls"."""
+    head = f"{p['a']} {minus} {p['b']}: "
+    if p.get("diff") is None:
+        return head + f"no task completed by both ({p.get('excluded', 0)} left out)"
+    text = head + f"{_signed(100 * p['diff'], minus)} points"
+    if p.get("ci_low") is not None and p.get("ci_high") is not None:
+        text += f" [95% CI {_signed(100 * p['ci_low'], minus)}, {_signed(100 * p['ci_high'], minus)}]"
+    text += f", McNemar p = {p['p_value']:.2g}"
+    of = (f"{p['pairs']} tasks" if p["pairs"] == p["tasks"]
+          else f"{p['pairs']} attempt pairs on {p['tasks']} tasks")
+    text += f"; fixed {p['fixed']}, broken {p['broken']} of {of}"
+    ratio = p.get("calls_ratio")
+    if ratio is not None:
+        text += f"; {ratio:.1f}{times} the calls"
+    return text
 
 
 def _fmt(x: Any, spec: str = ".3f") -> str:
@@ -135,6 +213,12 @@ def format_summary(summary: dict[str, Any]) -> str:
              f"{summary.get('samples')} sample(s), up to {summary.get('trials')} trial(s)"]
     if summary.get("oracle_feedback"):
         lines.append("WARNING: oracle feedback - hidden tests fed the loop; not a fair comparison")
+    lines += [answer_line(p, minus="-", times="x") for p in summary.get("paired") or []]
+    if summary.get("tasks_excluded"):
+        lines.append(f"{summary['tasks_excluded']} task(s) left out: not completed by every strategy; "
+                     f"figures below are on the {summary.get('tasks_compared')} shared tasks")
+    if summary.get("harness_errors"):
+        lines.append(f"{summary['harness_errors']} harness error(s) in errors.jsonl")
     head = ["strategy", *(f"pass@{k}" for k in ks), "95% CI (pass@1)", "calls", "in tokens",
             "out tokens", "cost $", "errors", "wall s", "incomplete"]
     rows = []

@@ -15,6 +15,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("run_dirs", metavar="RUN_DIR", type=Path, nargs="+", help="run folders to compare")
     p.add_argument("--out", metavar="DIR", type=Path, default=None,
                    help="output folder (default: compare-<UTC time> beside the first run folder)")
+    p.add_argument("--view-port", metavar="N", type=int, default=8765,
+                   help="port the report's links to `python -m harness view` point at (default 8765, view's own)")
     p.set_defaults(func=_main)
 
 
@@ -24,5 +26,5 @@ def _main(args: argparse.Namespace) -> int:
 
     if len(args.run_dirs) < 2:
         raise UsageError("compare needs at least two run folders; for one run use `python -m harness report RUN_DIR`")
-    print(write_compare(args.run_dirs, args.out))
+    print(write_compare(args.run_dirs, args.out, view_port=args.view_port))
     return 0

@@ -68,5 +68,5 @@ def _list(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3])
-    print("use: --model local (the default) or --model local:<path.gguf>")
+    print("use: --model local (the default), --model local:<NAME> (a name above) or --model local:<path.gguf>")
     return 0

@@ -13,11 +13,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "CSV tables and SVG plots inside RUN_DIR from its run.json and trials.jsonl.",
     )
     p.add_argument("run_dir", metavar="RUN_DIR", type=Path, help="a run folder, e.g. results/<run-id>")
+    p.add_argument("--view-port", metavar="N", type=int, default=8765,
+                   help="port the report's links to `python -m harness view` point at (default 8765, view's own)")
     p.set_defaults(func=_main)
 
 
 def _main(args: argparse.Namespace) -> int:
     from harness.report import write_report
 
-    print(write_report(args.run_dir))
+    print(write_report(args.run_dir, view_port=args.view_port))
     return 0

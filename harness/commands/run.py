@@ -30,6 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
             f"local model on the '{d.tasks}' tasks, reflexion and baseline. Every flag can "
             "also be set in a TOML file given with --config (flags win)."
         ),
+        epilog=(
+            "Only the TOML file takes `prices`: a table of model id -> {input, output, cache_read, "
+            "cache_write} in dollars per million tokens, overriding the built-in price table."
+        ),
     )
     a = p.add_argument
     a("--config", type=Path, metavar="FILE", help="TOML file of settings (top level or a [run] table)")
@@ -46,9 +50,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--ray-address", metavar="ADDR", help="with --executor ray: the cluster to join, e.g. 10.0.0.5:6379 or auto (default: RAY_ADDRESS, else a local Ray instance)")
     a("--sandbox", choices=["docker", "process"], help="docker (default) or process: UNSAFE, model code runs on this host without isolation")
     a("--sandbox-workers", type=int, metavar="N", help="containers in the sandbox pool (default: CPU cores)")
+    a("--allow-process-sandbox-with-api", action="store_const", const=True,
+      help="accept --sandbox process with an anthropic: or openai: model (model code could read your API keys)")
     a("--out", type=Path, metavar="DIR", help=f"folder for run folders (default {d.out})")
     a("--resume", type=Path, metavar="RUN_DIR", help="finish an interrupted run: no finished trial lost, none done twice")
-    a("--memory-dir", type=Path, metavar="DIR", help=f"long-term memory folder (default {d.memory_dir})")
+    a("--memory-dir", type=Path, metavar="DIR", help=f"long-term memory folder (default <--out>/reflections, i.e. {d.out}/reflections)")
     a("--memory-window", type=int, metavar="N", help=f"lessons the Actor sees (default {d.memory_window})")
     a("--memory-namespace", metavar="NAME", help="share lessons across runs under this name (default: the run's own, empty at start)")
     a("--max-internal-tests", type=int, metavar="M", help=f"internal tests the agent writes per attempt (default {d.max_internal_tests})")
@@ -57,17 +63,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--prompts", type=Path, metavar="DIR", help="folder of prompt templates overriding the defaults by name (harness/prompts/README.md)")
     a("--seed", type=int, metavar="S", help=f"base seed; attempt i uses S+i-1 (default {d.seed})")
     a("--max-tokens", type=int, metavar="N", help=f"max tokens per Actor answer (default {d.max_tokens})")
+    a("--max-tokens-tests", type=int, metavar="N", help=f"max tokens of the test writer's answer (default {d.max_tokens_tests})")
+    a("--max-tokens-lesson", type=int, metavar="N", help=f"max tokens of a Self-Reflection lesson (default {d.max_tokens_lesson})")
+    a("--model-timeout", dest="model_timeout_s", type=float, metavar="SEC", help=f"time limit per model call (default {d.model_timeout_s:g})")
+    a("--max-retries", type=int, metavar="N", help=f"retries of a failed API call, with backoff (default {d.max_retries})")
+    a("--cache-dir", type=Path, metavar="DIR", help="response cache folder (default $HARNESS_CACHE_DIR or ~/.cache/reflexion-harness/responses)")
     a("--test-timeout", dest="test_timeout_s", type=float, metavar="SEC", help=f"per-test time limit (default {d.test_timeout_s})")
     a("--requests-per-minute", type=int, metavar="N", help="API rate limit shared by all workers")
     a("--tokens-per-minute", type=int, metavar="N", help="API token limit shared by all workers")
     a("--no-cache", dest="cache", action="store_const", const=False, help="do not use the response cache")
     a("--no-report", dest="report", action="store_const", const=False, help="skip the HTML/Markdown report")
     a("--oracle-feedback", action="store_const", const=True, help="ABLATION: feedback from the hidden tests (reports flag it)")
+    a("--view", action="store_true", help="open `harness view` beside the run (127.0.0.1; its URL is printed)")
     p.set_defaults(func=run_command)
 
 
 def _flag_values(args: argparse.Namespace) -> dict[str, Any]:
-    skip = {"command", "func", "config", "resume"}
+    skip = {"command", "func", "config", "resume", "view"}
     return {k: v for k, v in vars(args).items() if k not in skip and v is not None}
 
 
@@ -178,6 +190,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if header is None:
         run_dir, header = prepare_run_dir(config, tasks, config.sandbox)
+    else:
+        header = _record_resume(run_dir, header)
     print(
         f"run {header['run_id']}: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)}"
         f" x {config.samples} sample(s), up to {config.trials} trials; model {config.model}; "
@@ -195,6 +209,7 @@ def _run(args: argparse.Namespace) -> int:
         note = getattr(model, "concurrency_note", "the model runs one call at a time")
         print(f"note: {note}; --workers only overlaps sandbox work", file=sys.stderr)
 
+    viewer = _open_view(run_dir) if getattr(args, "view", False) else None
     runner = Runner(config, run_dir, header, tasks, model, sandbox, show_progress=True, prompts=prompts)
     try:
         result = runner.execute()
@@ -218,15 +233,51 @@ def _run(args: argparse.Namespace) -> int:
             sandbox.close()
         sys.stderr.flush()
         os._exit(1)
-    if sandbox is not None:
+    if sandbox is not None:  # on Ray the nodes hold their own
         sandbox.close()
     if model is not None:
         model.close()
-    return finish_run(result, config, timings={
-        "load_s": round(t_model - t0, 3),
-        "sandbox_start_s": round(t_sandbox - t_model, 3),
-        **result.timings,
-    })
+    try:
+        return finish_run(result, config, timings={
+            "load_s": round(t_model - t0, 3),
+            "sandbox_start_s": round(t_sandbox - t_model, 3),
+            **result.timings,
+        })
+    finally:
+        if viewer is not None:  # stopped before the interpreter exits, mid-request or not
+            viewer.stop()
+            print(f"view: closed with the run; reopen with: python -m harness view {run_dir.parent}", file=sys.stderr)
+
+
+def _record_resume(run_dir: Path, header: dict[str, Any]) -> dict[str, Any]:
+    """run.json keeps a list of the sessions that resumed the run (the view and the
+    report say a run was resumed, and that its last timings cover one session)."""
+    from datetime import datetime, timezone
+
+    from harness.results import write_json
+
+    trials = run_dir / "trials.jsonl"
+    lines = sum(1 for _ in trials.open("rb")) if trials.exists() else 0
+    entry = {"at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "trials_before": lines,
+             "command": sys.argv}
+    header = {**header, "resumes": [*(header.get("resumes") or []), entry]}
+    write_json(run_dir / "run.json", header)
+    return header
+
+
+def _open_view(run_dir: Path) -> Any:
+    """`harness view` in a thread of this process, over the run's results folder."""
+    from harness.view import DEFAULT_PORT, ViewServer
+    from harness.view.server import free_port
+
+    try:
+        server = ViewServer(run_dir.parent, free_port(DEFAULT_PORT))
+        server.start()
+    except OSError as exc:
+        print(f"note: --view: the view did not start ({exc}); the run goes on", file=sys.stderr)
+        return None
+    print(f"view: {server.url}runs/{run_dir.name} (live while this run goes)", file=sys.stderr)
+    return server
 
 
 def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> int:

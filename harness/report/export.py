@@ -31,6 +31,9 @@ def humaneval_lines(run: Run, strategy: str) -> tuple[list[dict], int]:
     by_attempt = {(r.task_id, r.attempt): r for r in run.records if r.strategy == strategy and r.final}
     finals = [by_attempt[key] for key in sorted(by_attempt)]
     attempts = {(r.task_id, r.attempt) for r in run.records if r.strategy == strategy}
+    # attempts a harness error stopped before any trial record are known from errors.jsonl
+    attempts |= {(t, a) for t, s, a in run.error_keys if s == strategy}
+    attempts |= set(by_attempt)
     lines = [{"task_id": r.task_id, "completion": r.code, "solution": r.code,
               "strategy": r.strategy, "attempt": r.attempt, "trial": r.trial,
               "hidden_passed": r.hidden_passed} for r in finals]

@@ -13,7 +13,9 @@ import pandas as pd
 from harness.metrics import BASELINE
 
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
-_STRATEGY_STYLE = {"reflexion": ("-", "o"), "feedback": ("-.", "^"), BASELINE: ("--", "s")}
+_STRATEGY_STYLE = {"reflexion": ("-", "o"), "feedback": ("-.", "^"), "resample": ((0, (5, 1, 1, 1, 1, 1)), "v"),
+                   BASELINE: ("--", "s")}
+_ORACLE_COLOR = "#888888"
 
 
 def _style(run: str, strategy: str, runs: list[str], strategies: list[str]) -> tuple[str, str, str]:
@@ -59,8 +61,11 @@ def pass1_by_trial_svg(table: pd.DataFrame) -> str:
         color, line, marker = _style(run, strategy, runs, strategies)
         label = _label(run, strategy, many)
         if strategy == BASELINE:
-            y = float(g["pass"].iloc[-1])
-            ax.axhline(y, color=color, linestyle=line, linewidth=1.5, label=f"{label} pass@1")
+            last = g.iloc[-1]
+            ax.axhline(float(last["pass"]), color=color, linestyle=line, linewidth=1.5, label=f"{label} pass@1")
+            if pd.notna(last["ci_low"]) and pd.notna(last["ci_high"]):
+                ax.axhspan(float(last["ci_low"]), float(last["ci_high"]), color=color,
+                           alpha=0.06 if many else 0.10, linewidth=0)
             continue
         ax.plot(g["trial"], g["pass"], marker=marker, linestyle=line, color=color, label=label)
         ax.fill_between(g["trial"], g["ci_low"], g["ci_high"], color=color, alpha=0.08 if many else 0.15,
@@ -84,14 +89,21 @@ def compute_svg(curve: pd.DataFrame) -> str:
     many = len(runs) > 1
     for (run, strategy), g in curve.groupby(["run", "strategy"], sort=False):
         color, style, marker = _style(run, strategy, runs, strategies)
+        label = _label(run, strategy, many)
+        kind = g["kind"] if "kind" in g else pd.Series(["agent"] * len(g), index=g.index)
+        agent = g[kind == "agent"]
         for ax, x in zip(axes, ("calls", "tokens")):
-            ax.plot(g[x], g["pass"], linestyle=style, marker=marker, color=color,
-                    label=_label(run, strategy, many) + (" pass@k" if strategy == BASELINE else " pass@1 at t"))
+            ax.plot(agent[x], agent["pass"], linestyle=style, marker=marker, color=color,
+                    label=label + (" pass@1 (one sample)" if strategy == BASELINE else " pass@1 at trial t"))
+            if strategy == BASELINE and (kind == "oracle").any():
+                # from k=1 on, so the oracle line starts at the baseline's own point
+                ax.plot(g[x], g["pass"], linestyle=":", marker=".", color=_ORACLE_COLOR if not many else color,
+                        label=label + " best of k by hidden tests (oracle, upper bound)")
     for ax, x in zip(axes, ("model calls per task", "tokens per task")):
         ax.set_xlabel(f"mean {x}")
         ax.set_ylabel("pass rate (hidden tests)")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
     axes[0].legend(loc="lower right", fontsize=7)
-    fig.suptitle("Compute-matched view: each point is one trial budget t or one k", fontsize=10)
+    fig.suptitle("Pass rate against compute: one point per trial budget t (or baseline samples k)", fontsize=10)
     return _svg(fig, "compute")

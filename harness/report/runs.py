@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +18,28 @@ class Run:
     header: dict[str, Any]
     records: list[TrialRecord]
     label: str  # how tables and plots name the run (its run_id, made unique)
+    errors: tuple[dict[str, Any], ...] = field(default=())  # errors.jsonl lines
 
     @property
     def config(self) -> dict[str, Any]:
         return self.header.get("config") or {}
+
+    @property
+    def samples(self) -> int:
+        return int(self.config.get("samples") or 1)
+
+    @property
+    def task_ids(self) -> list[str]:
+        """The run's task list from run.json; the tasks seen in its records if absent."""
+        listed = (self.header.get("tasks") or {}).get("task_ids")
+        if listed:
+            return [str(t) for t in listed]
+        return sorted({r.task_id for r in self.records})
+
+    @property
+    def error_keys(self) -> list[tuple[str, str, int]]:
+        """(task_id, strategy, attempt) of each errors.jsonl line."""
+        return [(str(e["task_id"]), str(e["strategy"]), int(e["attempt"])) for e in self.errors]
 
     @property
     def oracle_feedback(self) -> bool:
@@ -48,7 +66,32 @@ def load_run(run_dir: Path, label: str | None = None) -> Run:
         raise UsageError(f"{trials_path}: {exc}".replace("\n", " ")) from None
     if not records:
         raise UsageError(f"{trials_path}: no finished trials recorded yet; nothing to report")
-    return Run(run_dir, header, records, label or str(header.get("run_id") or run_dir.name))
+    return Run(run_dir, header, records, label or str(header.get("run_id") or run_dir.name),
+               tuple(read_errors(run_dir)))
+
+
+def read_errors(run_dir: Path) -> list[dict[str, Any]]:
+    """errors.jsonl: one line per attempt a harness error left incomplete (a model
+    error that outlived the retries, or an exception in the unit). A torn last
+    line, or a line without task_id/strategy/attempt, is skipped: this file
+    explains records, it never decides a score."""
+    path = Path(run_dir) / "errors.jsonl"
+    if not path.is_file():
+        return []
+    out: list[dict[str, Any]] = []
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(row, dict):
+            continue
+        try:
+            int(row["attempt"]), str(row["task_id"]), str(row["strategy"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        out.append(row)
+    return out
 
 
 def load_runs(run_dirs: list[Path]) -> list[Run]:
@@ -60,6 +103,6 @@ def load_runs(run_dirs: list[Path]) -> list[Run]:
         n = seen.get(run.label, 0) + 1
         seen[run.label] = n
         if n > 1:
-            run = Run(run.run_dir, run.header, run.records, f"{run.label}#{n}")
+            run = Run(run.run_dir, run.header, run.records, f"{run.label}#{n}", run.errors)
         runs.append(run)
     return runs

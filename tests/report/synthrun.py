@@ -6,11 +6,16 @@ Reflexion, hand-designed per (task, attempt) as trials of (internal, hidden):
   HumanEval/2  a1: (F,F) (F,F) (T,T)                   a2: (F,F) and no final: incomplete
   HumanEval/3  a1: model error at trial 1              a2: (F,F) x3 budget
   Evil<&>      a1: (T,T)                               a2: (T,T)   (HTML in code, tests, lesson)
-Hand-computed: pass@1 = 3/5 = 0.6; pass@2 = 2/4 = 0.5 (HumanEval/2 has one complete
-attempt); pass@1 by trial = [0.3, 0.5, 0.6].
-Baseline passes (a1, a2): /0 (T,T), /1 (F,F), /2 (T,F), /3 (F,F), Evil (T,T):
-pass@1 = (1 + 0 + .5 + 0 + 1)/5 = 0.5, pass@2 = (1 + 0 + 1 + 0 + 1)/5 = 0.6.
-Feedback: every attempt (F,F) then (T,T) except /1 and /3, which stay (F,F) x3.
+HumanEval/2 is left out of every figure: reflexion did not complete both of its
+samples there (equal footing), so 4 tasks are compared and 1 excluded.
+Hand-computed on /0, /1, /3, Evil: reflexion pass@1 = 2/4 = 0.5; pass@2 = 0.5;
+pass@1 by trial = [1.5/4, 2.5/4, 2/4] = [0.375, 0.625, 0.5].
+Baseline passes (a1, a2): /0 (T,F), /1 (F,F), /2 (T,F), /3 (F,F), Evil (T,T):
+pass@1 = (.5 + 0 + 0 + 1)/4 = 0.375, pass@2 = (1 + 0 + 0 + 1)/4 = 0.5.
+Feedback: every attempt (F,F) then (T,T) except /1 and /3, which stay (F,F) x3:
+pass@1 by trial [0, 0.5, 0.5].
+reflexion - baseline, attempt pairs: fixed 1 (/0 a2), broken 0, both 3, neither 4;
+diff = +0.125 on 4 tasks (8 pairs).
 """
 from __future__ import annotations
 
@@ -43,7 +48,7 @@ REFLEXION: dict[tuple[str, int], list[tuple[bool | None, bool]]] = {
     (EVIL_TASK, 1): [(True, True)],
     (EVIL_TASK, 2): [(True, True)],
 }
-BASELINE = {"HumanEval/0": (True, True), "HumanEval/1": (False, False), "HumanEval/2": (True, False),
+BASELINE = {"HumanEval/0": (True, False), "HumanEval/1": (False, False), "HumanEval/2": (True, False),
             "HumanEval/3": (False, False), EVIL_TASK: (True, True)}
 TASKS = ["HumanEval/0", "HumanEval/1", "HumanEval/2", "HumanEval/3", EVIL_TASK]
 

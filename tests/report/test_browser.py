@@ -75,16 +75,32 @@ def test_report_in_chromium(browser, tmp_path: Path):
     color = banner.evaluate("e => getComputedStyle(e).backgroundColor")
     assert color == "rgb(204, 0, 0)"
 
+    # the answer comes first: the top line above the run's details and every table
+    top = page.locator("#answer .topline").first
+    assert top.is_visible() and top.inner_text().startswith("reflexion \u2212 baseline: +12.5 points")
+    assert top.bounding_box()["y"] < page.locator(".run-info").first.bounding_box()["y"]
+    severe = page.locator('li.caveat[data-caveat="oracle"]')
+    assert severe.evaluate("e => getComputedStyle(e).color") == "rgb(204, 0, 0)"
+
     # the model's "<script>" in code is text on the page, not a live element
     assert page.locator("script").count() == 0
-    assert "</pre><script>alert(1)</script>" in page.locator("pre.code").first.inner_text()
+    code = page.locator("pre.code").first
+    assert "</pre><script>alert(1)</script>" in code.text_content()
+    # per-task detail starts collapsed; one click opens an attempt
+    assert page.locator("details.attempt[open]").count() == 0
+    assert not code.is_visible()
+    page.locator("details.attempt > summary").first.click()
+    assert code.is_visible()
 
     # a per-task link lands on that task's detail section
-    page.locator("#per_task a", has_text="HumanEval/1").click()
     anchor = task_anchor("HumanEval/1")
+    top = f"document.getElementById('{anchor}').getBoundingClientRect().top"
+    page.evaluate("window.scrollTo(0, 0)")
+    assert page.evaluate(top) > 1000  # below the first screen before the click
+    page.locator("#per_task a", has_text="HumanEval/1").click()
     assert page.evaluate("location.hash") == f"#{anchor}"
     assert page.locator(f"#{anchor}").is_visible()
-    assert page.evaluate(f"document.getElementById('{anchor}').getBoundingClientRect().top") < 50
+    assert 0 <= page.evaluate(top) < 1000 - 100  # scrolled to it (near the top unless the page ends)
 
     page.locator("#pass_at_k").scroll_into_view_if_needed()
     shot = tmp_path / "report.png"

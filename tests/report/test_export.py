@@ -35,6 +35,18 @@ def test_export_one_line_per_complete_attempt(run_dir: Path, capsys):
     assert len(read_lines(run_dir / "samples-baseline.jsonl")) == 10
 
 
+def test_export_counts_attempts_known_only_from_errors_jsonl(run_dir: Path, capsys):
+    with (run_dir / "errors.jsonl").open("w") as fh:
+        for task, strategy, attempt in (("HumanEval/4", "reflexion", 1), ("HumanEval/0", "baseline", 1)):
+            fh.write(json.dumps({"schema": 1, "kind": "model_error", "task_id": task, "strategy": strategy,
+                                 "attempt": attempt, "trial": 1, "role": "actor", "error": "x", "at": ""}) + "\n")
+    assert run_command(["export", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    # HumanEval/4 has no trial record at all; HumanEval/0 baseline attempt 1 finished (resumed)
+    assert "samples-reflexion.jsonl: 9 samples, strategy reflexion (2 incomplete attempt(s) left out)" in out
+    assert "samples-baseline.jsonl: 10 samples, strategy baseline\n" in out
+
+
 def test_export_single_strategy_and_out(run_dir: Path, tmp_path: Path):
     out = tmp_path / "x" / "baseline.jsonl"
     assert run_command(["export", str(run_dir), "--strategy", "baseline", "--out", str(out)]) == 0

@@ -67,6 +67,16 @@ def test_mcnemar_exact_known_values(b, c, p):
     assert metrics.mcnemar_exact(b, c) == pytest.approx(p, rel=1e-12)
 
 
+@pytest.mark.parametrize("b,c", [(600, 700), (5000, 5100), (0, 2000)])
+def test_mcnemar_exact_with_many_discordant_pairs(b, c):
+    n = b + c
+    logs = [math.lgamma(n + 1) - math.lgamma(x + 1) - math.lgamma(n - x + 1) - n * math.log(2)
+            for x in range(min(b, c) + 1)]
+    top = max(logs)
+    expected = min(1.0, 2 * math.exp(top) * sum(math.exp(v - top) for v in logs))
+    assert metrics.mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
 def test_mcnemar_exact_equals_brute_force_two_sided_binomial():
     for n in range(1, 25):
         for b in range(n + 1):
@@ -154,20 +164,98 @@ def test_bootstrap_ci_is_seeded_and_sensible():
     assert metrics.bootstrap_ci(smooth, seed=1) == metrics.bootstrap_ci(smooth, seed=1)
 
 
-def test_paired_comparison_counts_and_majority_rule():
-    def both(task, a_passes, b_passes):
-        return ([rec(task, "reflexion", i, 1, final=True, hidden=h) for i, h in enumerate(a_passes, 1)]
-                + [rec(task, "baseline", i, 1, final=True, hidden=h) for i, h in enumerate(b_passes, 1)])
-    records = (both("T1", [True, True], [False, False])      # only reflexion
-               + both("T2", [True, False], [True, True])     # 1/2 is not > .5: only baseline
-               + both("T3", [True, True], [True, False])     # only reflexion
-               + both("T4", [True, True], [True, True])      # both
-               + both("T5", [False, False], [False, True])   # neither
+def both(task, a_passes, b_passes, a="reflexion", b="baseline"):
+    return ([rec(task, a, i, 1, final=True, hidden=h) for i, h in enumerate(a_passes, 1)]
+            + [rec(task, b, i, 1, final=True, hidden=h) for i, h in enumerate(b_passes, 1)])
+
+
+def test_paired_comparison_pairs_every_attempt_not_a_majority_vote():
+    records = (both("T1", [True, True], [False, False])      # fixed 2
+               + both("T2", [True, False], [True, True])     # both 1, broken 1
+               + both("T3", [True, True], [True, False])     # both 1, fixed 1
+               + both("T4", [True, True], [True, True])      # both 2
+               + both("T5", [False, False], [False, True])   # neither 1, broken 1
                + [rec("T6", "reflexion", 1, 1, final=True, hidden=True)])  # unpaired: left out
     _, attempts = frames(records)
     p = metrics.paired_comparison(attempts, "reflexion", "baseline")
-    assert (p.only_a, p.only_b, p.both, p.neither, p.tasks) == (2, 1, 1, 1, 5)
-    assert p.p_value == pytest.approx(1.0)  # 2 * (1 + 3) / 8 -> capped
+    assert (p.fixed, p.broken, p.both, p.neither) == (3, 2, 4, 1)
+    assert (p.pairs, p.tasks, p.excluded) == (10, 5, 1)
+    assert (p.only_a, p.only_b) == (p.fixed, p.broken)
+    # pass@1 per task: a (1, .5, 1, 1, 0) = .7, b (0, 1, .5, 1, .5) = .6
+    assert p.diff == pytest.approx(0.1)
+    assert p.p_value == pytest.approx(metrics.mcnemar_exact(3, 2))
+    # a majority vote per task would have said: only_a T1 T3, only_b T2 (counts 2, 1)
+    assert (p.fixed, p.broken) != (2, 1)
+
+
+def test_paired_comparison_pairs_attempt_i_with_attempt_i():
+    # same pass counts, crossed: attempt 1 a passes b fails, attempt 2 the reverse
+    _, attempts = frames(both("T1", [True, False], [False, True]))
+    p = metrics.paired_comparison(attempts, "reflexion", "baseline")
+    assert (p.fixed, p.broken, p.both, p.neither, p.diff) == (1, 1, 0, 0, 0.0)
+
+
+def test_paired_bootstrap_ci_resamples_tasks_with_both_results():
+    # 40 tasks; a passes wherever b does, plus 8 more: diff = 0.2
+    b_pass = [True] * 20 + [False] * 20
+    a_pass = [True] * 28 + [False] * 12
+    records = []
+    for i, (x, y) in enumerate(zip(a_pass, b_pass)):
+        records += both(f"T{i:02d}", [x], [y])
+    _, attempts = frames(records)
+    p = metrics.paired_comparison(attempts, "reflexion", "baseline")
+    assert p.diff == pytest.approx(0.2) and (p.fixed, p.broken) == (8, 0)
+    lo, hi = metrics.bootstrap_ci(np.array(a_pass, float) - np.array(b_pass, float))
+    assert (p.ci_low, p.ci_high) == (pytest.approx(lo), pytest.approx(hi))
+    assert 0.0 < p.ci_low < 0.2 < p.ci_high
+    # pairing removes what the tasks share: narrower than two independent CIs would give
+    a_lo, a_hi = metrics.bootstrap_ci(np.array(a_pass, float))
+    assert (p.ci_high - p.ci_low) < (a_hi - a_lo)
+    assert metrics.mcnemar_exact(8, 0) == p.p_value == pytest.approx(2 / 256)
+
+
+def test_paired_comparison_on_given_tasks_counts_the_excluded():
+    records = both("T1", [True], [False]) + both("T2", [False], [False]) + both("T3", [True], [True])
+    _, attempts = frames(records)
+    p = metrics.paired_comparison(attempts, "reflexion", "baseline", tasks=["T1", "T2"],
+                                  all_tasks=["T1", "T2", "T3", "T4"])
+    assert (p.tasks, p.excluded, p.pairs, p.fixed, p.neither) == (2, 2, 2, 1, 1)
+    assert p.diff == pytest.approx(0.5)
+    empty = metrics.paired_comparison(attempts, "reflexion", "baseline", tasks=[], all_tasks=["T1"])
+    assert empty.tasks == 0 and math.isnan(empty.diff) and empty.p_value == 1.0
+
+
+def test_equal_footing_keeps_tasks_every_strategy_completed():
+    records = (both("T1", [True, True], [True, True])
+               + both("T2", [True], [True, False])          # reflexion has 1 of 2 samples
+               + both("T3", [False, False], [True, True], b="feedback"))
+    records += [rec("T3", "baseline", a, 1, final=True, hidden=False) for a in (1, 2)]
+    _, attempts = frames(records)
+    footing = metrics.equal_footing(attempts, ["reflexion", "baseline"], samples=2,
+                                    all_tasks=["T1", "T2", "T3", "T4"])
+    assert footing.shared == ("T1", "T3") and footing.excluded == ("T2", "T4")
+    footing = metrics.equal_footing(attempts, ["reflexion", "feedback", "baseline"], samples=2,
+                                    all_tasks=["T1", "T2", "T3"])
+    assert footing.shared == ("T3",)
+    assert metrics.complete_tasks(attempts, "reflexion", 1) == {"T1", "T2", "T3"}
+
+
+def test_incomplete_attempts_count_errors_jsonl_and_resumed_attempts():
+    records = (plan("reflexion", "T1", 1, [False, True], internal=[False, True])
+               + plan("reflexion", "T2", 1, [False], internal=[False], complete=False))
+    trials, _ = frames(records)
+    errors = [("T2", "reflexion", 1),   # its trial 1 is kept, no final: one incomplete attempt
+              ("T3", "reflexion", 1),   # stopped before any trial record
+              ("T1", "reflexion", 1),   # resumed and finished since: complete
+              ("T3", "baseline", 2)]
+    assert metrics.incomplete_attempts(trials, errors) == {"baseline": 1, "reflexion": 2}
+    assert metrics.incomplete_attempts(trials) == {"reflexion": 1}
+
+
+def test_default_pairs_include_resample():
+    assert metrics.default_pairs(["reflexion", "feedback", "resample", "baseline"]) == [
+        ("reflexion", "baseline"), ("feedback", "baseline"), ("resample", "baseline"),
+        ("reflexion", "feedback"), ("reflexion", "resample")]
     assert metrics.default_pairs(["reflexion", "feedback", "baseline"]) == [
         ("reflexion", "baseline"), ("feedback", "baseline"), ("reflexion", "feedback")]
 
@@ -182,12 +270,14 @@ def test_compute_matched_uses_baseline_pass_at_k_when_samples_allow():
     assert row["calls"] == 4 and row["baseline_calls_per_sample"] == 1
     assert row["k_calls"] == 4
     # baseline pass@4: T1 1.0, T2 0.0
-    assert row["baseline_pass@k_calls"] == pytest.approx(0.5)
+    assert row["oracle_best_of_k_calls"] == pytest.approx(0.5)
     assert row["pass@1"] == 1.0
     curve = metrics.compute_curve(trials, attempts, "reflexion", 2)
     assert list(curve["calls"]) == [2.0, 4.0] and list(curve["pass"]) == [0.0, 1.0]
     base = metrics.compute_curve(trials, attempts, "baseline", 2)
     assert list(base["budget"]) == ["k=1", "k=2", "k=3", "k=4"]
+    # one sample is what an agent can do; best of k by the hidden tests is an oracle
+    assert list(base["kind"]) == ["agent", "oracle", "oracle", "oracle"]
     assert base["pass"].iloc[0] == pytest.approx(0.125) and base["pass"].iloc[-1] == pytest.approx(0.5)
 
 
@@ -196,7 +286,7 @@ def test_compute_matched_leaves_k_beyond_samples_empty():
     records += [rec("T1", "baseline", 1, 1, final=True, hidden=True)]
     _, attempts = frames(records)
     row = metrics.compute_matched(attempts, ["reflexion", "baseline"]).iloc[0]
-    assert row["k_calls"] == 6 and row["baseline_pass@k_calls"] is None
+    assert row["k_calls"] == 6 and row["oracle_best_of_k_calls"] is None
 
 
 def test_self_test_quality_and_false_positive_stops():

@@ -18,19 +18,31 @@ def test_summary_schema_and_hand_values():
     for entry in s["strategies"].values():
         assert REQUIRED | {"pass@2"} <= set(entry)
     r, b = s["strategies"]["reflexion"], s["strategies"]["baseline"]
-    assert r["pass@1"] == pytest.approx(0.6)
+    assert (s["tasks_compared"], s["tasks_excluded"]) == (4, 1)  # HumanEval/2: reflexion left it incomplete
+    assert r["pass@1"] == pytest.approx(0.5)
     assert r["pass@2"] == pytest.approx(0.5)
-    assert r["pass@1_by_trial"] == pytest.approx([0.3, 0.5, 0.6])
-    assert r["incomplete_attempts"] == 1 and r["attempts"] == 9 and r["tasks_scored"] == 5
+    assert r["pass@1_by_trial"] == pytest.approx([0.375, 0.625, 0.5])
+    assert r["incomplete_attempts"] == 1 and r["attempts"] == 9 and r["tasks_scored"] == 4
+    assert r["tasks_completed"] == 4 and s["strategies"]["baseline"]["tasks_completed"] == 5
     assert r["errors"] == 1
     records = [x for x in synthetic_records() if x.strategy == "reflexion"]
     assert r["model_calls"] == sum(x.model_calls for x in records)
     assert r["wall_s"] == pytest.approx(0.5 * len(records))
     assert r["cost_usd"] == pytest.approx(sum(x.cost_usd for x in records))
-    assert b["pass@1"] == pytest.approx(0.5) and b["pass@2"] == pytest.approx(0.6)
-    assert b["pass@1_by_trial"] == pytest.approx([0.5])
+    assert b["pass@1"] == pytest.approx(0.375) and b["pass@2"] == pytest.approx(0.5)
+    assert b["pass@1_by_trial"] == pytest.approx([0.375])
     f = s["strategies"]["feedback"]
-    assert f["pass@1_by_trial"] == pytest.approx([0.0, 0.6, 0.6])
+    assert f["pass@1_by_trial"] == pytest.approx([0.0, 0.5, 0.5])
+    pairs = {(p["a"], p["b"]): p for p in s["paired"]}
+    assert list(pairs) == [("reflexion", "baseline"), ("feedback", "baseline"), ("reflexion", "feedback")]
+    rb = pairs[("reflexion", "baseline")]
+    assert rb["diff"] == pytest.approx(0.125)
+    assert (rb["fixed"], rb["broken"], rb["both"], rb["neither"]) == (1, 0, 3, 4)
+    assert (rb["pairs"], rb["tasks"], rb["excluded"]) == (8, 4, 1)
+    assert rb["ci_low"] <= rb["diff"] <= rb["ci_high"] and rb["p_value"] == 1.0
+    # reflexion: 2 calls per trial (0 for the error trial), baseline 1 per sample;
+    # per attempt /0 (4, 2), /1 (6, 2), /3 (0, 6), Evil (2, 2)
+    assert rb["calls_ratio"] == pytest.approx(((4 + 2) / 2 + (6 + 2) / 2 + (0 + 6) / 2 + 2) / 4)
     # last element of pass@1 by trial is pass@1, for every strategy
     for entry in s["strategies"].values():
         assert entry["pass@1_by_trial"][-1] == pytest.approx(entry["pass@1"])
@@ -51,8 +63,11 @@ def test_format_summary_table():
     text = format_summary(build_summary(header(oracle_feedback=True), synthetic_records()))
     lines = text.splitlines()
     assert "WARNING: oracle feedback" in text
-    row = next(line for line in lines if line.startswith("reflexion ") and "0.600" in line)
-    assert "0.500" in row and " 32 " in f" {row} " and "8.5" in row
-    by_trial = next(line for line in lines if line.startswith("reflexion ") and "0.300" in line)
-    assert by_trial.split()[1:] == ["0.300", "0.500", "0.600"]
+    row = next(line for line in lines if line.startswith("reflexion ") and "0.500" in line)
+    assert " 32 " in f" {row} " and "8.5" in row
+    by_trial = next(line for line in lines if line.startswith("reflexion ") and "0.375" in line)
+    assert by_trial.split()[1:] == ["0.375", "0.625", "0.500"]
     assert any(line.startswith("baseline (ref.)") for line in lines)
+    assert lines[2].startswith("reflexion - baseline: +12.5 points [95% CI ")
+    assert "fixed 1, broken 0 of 8 attempt pairs on 4 tasks" in lines[2]
+    assert "1 task(s) left out: not completed by every strategy" in text

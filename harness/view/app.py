@@ -1,0 +1,270 @@
+"""The view's web app: Starlette routes over a Catalog of run folders.
+
+Endpoints are plain functions: Starlette runs them in its thread pool, so reading a
+large trials.jsonl for one page never stalls the others.
+
+URL scheme (kept stable; the static report links here): see README.md beside this
+module. Pages are rendered on the server with jinja2 (autoescaped: model-written text
+is always shown as text); the one script, static/view.js, sorts and filters tables and
+polls /api/runs/<id>/state to refresh an open page while its run is running.
+"""
+from __future__ import annotations
+
+import math
+import threading
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import jinja2
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from harness.view import compare as compare_mod
+from harness.view import labels, plots, stats, tasksource
+from harness.view.catalog import Catalog, RunEntry, fmt_minutes
+from harness.view.timeline import attempts_for
+
+HERE = Path(__file__).resolve().parent
+CATEGORIES = [
+    ("", "all tasks"),
+    ("fixed", "fixed by reflection"),
+    ("broken", "broken by reflection"),
+    ("both_pass", "both pass"),
+    ("both_fail", "both fail"),
+    ("false_positive", "stopped on a false-positive self-test"),
+    ("wrong_tests", "wrong self-tests"),
+    ("error", "error or incomplete"),
+]
+PER_PAGE = 50
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(HERE / "templates")),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(pct=labels.pct, points=labels.points, num=labels.num, minutes=fmt_minutes,
+                       money=labels.money, label=labels.label, pvalue=labels.pvalue, when=labels.when)
+    env.globals.update(task_url=task_url, run_url=run_url, quote=quote)
+    return env
+
+
+def run_url(run_id: str) -> str:
+    return f"/runs/{quote(run_id, safe='')}"
+
+
+def task_url(run_id: str, task_id: str, **params: Any) -> str:
+    query = urlencode({k: v for k, v in params.items() if v is not None})
+    return f"{run_url(run_id)}/tasks/{quote(task_id, safe='/')}" + (f"?{query}" if query else "")
+
+
+class ViewApp:
+    """Holds the catalog and renders the pages; `asgi` is the Starlette app."""
+
+    def __init__(self, root: Path, labels_by_run: dict[str, str] | None = None, *, warm: bool = True) -> None:
+        self.catalog = Catalog(root, labels_by_run)
+        self.env = _env()
+        self.tasks = tasksource.TaskCache()
+        self._plots: dict[tuple[str, int], tuple[str, str]] = {}
+        self._plots_lock = threading.Lock()
+        routes = [
+            Route("/", self.runs_page),
+            Route("/runs/{run_id}", self.run_page),
+            Route("/runs/{run_id}/tasks", self.tasks_page),
+            Route("/runs/{run_id}/tasks/{task_id:path}", self.task_page),
+            Route("/runs/{run_id}/prompt", self.prompt_fragment),
+            Route("/compare", self.compare_page),
+            Route("/api/runs", self.api_runs),
+            Route("/api/runs/{run_id}/state", self.api_state),
+            Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
+        ]
+        self.asgi = Starlette(routes=routes, exception_handlers={404: self.not_found})
+        if warm:
+            threading.Thread(target=self.catalog.warm, name="view-warm", daemon=True).start()
+
+    # ------------------------------------------------------------------ helpers
+
+    def render(self, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        context.setdefault("live_run", None)
+        context.setdefault("root", str(self.catalog.root))
+        return HTMLResponse(self.env.get_template(name).render(**context), status_code=status_code)
+
+    async def not_found(self, request: Request, exc: Exception) -> Response:
+        detail = getattr(exc, "detail", "") or "no such page"
+        return self.render("missing.html.j2", status_code=404, title="Not found", message=str(detail))
+
+    def _entry(self, request: Request) -> RunEntry | None:
+        return self.catalog.get(request.path_params["run_id"])
+
+    def _missing_run(self, request: Request) -> HTMLResponse:
+        run_id = request.path_params.get("run_id", "")
+        return self.render("missing.html.j2", status_code=404, title="No such run",
+                           message=f"No run folder named {run_id!r} under {self.catalog.root}.")
+
+    def _plots_for(self, entry: RunEntry, numbers: stats.RunNumbers) -> tuple[str, str]:
+        key = (entry.run_id, entry.index.version)
+        with self._plots_lock:
+            if key not in self._plots:
+                salt = str(abs(hash(entry.run_id)) % 10**8)
+                self._plots[key] = (plots.by_trial_svg(numbers.by_trial, salt), plots.compute_svg(numbers.compute, salt))
+                for old in [k for k in self._plots if k[0] == entry.run_id and k != key]:
+                    del self._plots[old]
+            return self._plots[key]
+
+    def run_card(self, entry: RunEntry) -> dict[str, Any]:
+        """What the runs list and page headers say about a run."""
+        numbers = entry.numbers()
+        status = entry.status()
+        cfg = entry.config
+        tasks_info = entry.header.get("tasks") if isinstance(entry.header.get("tasks"), dict) else {}
+        return {
+            "entry": entry, "numbers": numbers, "status": status,
+            "model": labels.model_text(entry.header),
+            "task_set": f"{tasks_info.get('name') or tasks_info.get('spec') or cfg.get('tasks') or '?'}",
+            "task_count": tasks_info.get("count") or len(numbers.tasks),
+            "strategies": numbers.strategies,
+            "elapsed_s": labels.elapsed_s(numbers.first_at, numbers.last_at, entry.created_at),
+        }
+
+    # ------------------------------------------------------------------ pages
+
+    def runs_page(self, request: Request) -> HTMLResponse:
+        cards = []
+        for entry in self.catalog.runs():
+            try:
+                cards.append(self.run_card(entry))
+            except Exception as exc:  # noqa: BLE001 - one unreadable run must not hide the others
+                cards.append({"entry": entry, "broken": f"{type(exc).__name__}: {exc}"})
+        return self.render("runs.html.j2", title="Runs", cards=cards, live_run="*")
+
+    def run_page(self, request: Request) -> HTMLResponse:
+        entry = self._entry(request)
+        if entry is None:
+            return self._missing_run(request)
+        card = self.run_card(entry)
+        numbers, status = card["numbers"], card["status"]
+        caveats = stats.caveats(numbers, oracle=entry.oracle_feedback or bool(numbers.trials.get("oracle_feedback", False).any() if not numbers.trials.empty else False),
+                                errors=status.errors, resumed=status.resumed, crashed=status.crashed,
+                                bad_lines=entry.index.bad_lines)
+        trial_svg, compute_svg = self._plots_for(entry, numbers) if not numbers.trials.empty else ("", "")
+        summary = entry.summary() or {}
+        return self.render(
+            "run.html.j2", title=f"Run {entry.label}", card=card, caveats=caveats,
+            plot_trial=Markup(trial_svg), plot_compute=Markup(compute_svg), summary=summary,
+            timings=summary.get("timings") if isinstance(summary.get("timings"), dict) else {},
+            settings=labels.settings(entry.config, entry.header), categories=CATEGORIES, counts=_category_counts(numbers),
+            error_log=entry.error_log(), errors=entry.errors()[-20:], resumes=entry.resumes(),
+            live_run=entry.run_id if status.state == "running" else None,
+        )
+
+    def tasks_page(self, request: Request) -> HTMLResponse:
+        entry = self._entry(request)
+        if entry is None:
+            return self._missing_run(request)
+        card = self.run_card(entry)
+        numbers = card["numbers"]
+        category = request.query_params.get("category") or ""
+        query = request.query_params.get("q") or ""
+        try:
+            page = max(1, int(request.query_params.get("page") or 1))
+        except ValueError:
+            page = 1
+        rows, total = stats.task_page(numbers.tasks, category=category or None, query=query or None,
+                                      page=page, per_page=PER_PAGE)
+        pages = max(1, math.ceil(total / PER_PAGE))
+        wrong_recorded = bool(numbers.extra.get("self_checked")) or (
+            bool((numbers.trials["wrong_tests"] >= 0).any()) if not numbers.trials.empty else False)
+        return self.render(
+            "tasks.html.j2", title=f"Tasks of {entry.label}", card=card, rows=rows.to_dict("records"),
+            total=total, page=page, pages=pages, category=category, q=query, categories=CATEGORIES,
+            counts=_category_counts(numbers), wrong_recorded=wrong_recorded,
+            live_run=entry.run_id if card["status"].state == "running" else None,
+        )
+
+    def task_page(self, request: Request) -> HTMLResponse:
+        entry = self._entry(request)
+        if entry is None:
+            return self._missing_run(request)
+        task_id = request.path_params["task_id"]
+        card = self.run_card(entry)
+        attempts = attempts_for(entry.index, entry.index.frame(), task_id, card["numbers"].strategies, entry.errors(),
+                                entry.self_checks())
+        if not attempts:
+            return self.render("missing.html.j2", status_code=404, title="No such task",
+                               message=f"Run {entry.run_id} has no trial for task {task_id!r}.")
+        task, task_note = self.tasks.get(entry.header, task_id)
+        row = card["numbers"].tasks[card["numbers"].tasks["task_id"] == task_id]
+        return self.render(
+            "task.html.j2", title=f"{task_id} in {entry.label}", card=card, task_id=task_id, attempts=attempts,
+            task=task, task_note=task_note, outcome=row.to_dict("records")[0] if not row.empty else {},
+            focus=request.query_params.get("strategy"), focus_attempt=request.query_params.get("attempt"),
+            live_run=entry.run_id if card["status"].state == "running" else None,
+        )
+
+    def prompt_fragment(self, request: Request) -> HTMLResponse:
+        """The prompts of one trial, rebuilt from the task and the record (opened on demand)."""
+        entry = self._entry(request)
+        if entry is None:
+            return self._missing_run(request)
+        q = request.query_params
+        try:
+            attempt, trial = int(q.get("attempt", "")), int(q.get("trial", ""))
+        except ValueError:
+            return HTMLResponse("<p class='note'>attempt and trial must be numbers</p>", status_code=400)
+        task_id, strategy = q.get("task", ""), q.get("strategy", "")
+        attempts = attempts_for(entry.index, entry.index.frame(), task_id, [strategy], [])
+        chosen = next((a for a in attempts if a.strategy == strategy and a.attempt == attempt), None)
+        if chosen is None:
+            return HTMLResponse("<p class='note'>no such attempt</p>", status_code=404)
+        task, note = self.tasks.get(entry.header, task_id)
+        if task is None:
+            return self.render("prompt.html.j2", messages=None, note=note)
+        messages, how = tasksource.prompts_for(task, chosen, trial, entry.header)
+        return self.render("prompt.html.j2", messages=messages, note=how)
+
+    def compare_page(self, request: Request) -> HTMLResponse:
+        ids = request.query_params.getlist("run")
+        result = compare_mod.compare(self.catalog, ids)
+        return self.render("compare.html.j2", title="Compare runs", result=result,
+                           all_runs=[e.run_id for e in self.catalog.runs()], chosen=ids)
+
+    # ------------------------------------------------------------------ live
+
+    def _state(self, entry: RunEntry) -> dict[str, Any]:
+        """Cheap: never waits for an index being built (the lock is not taken)."""
+        status = entry.status()
+        if entry.ready:
+            entry.refresh()
+        return {"run": entry.run_id, "trials": len(entry.index.rows), "size": entry.index.size,
+                "version": entry.index.version, "status": status.label, "state": status.state,
+                "indexed": entry.ready}
+
+    def api_state(self, request: Request) -> JSONResponse:
+        entry = self._entry(request)
+        if entry is None:
+            return JSONResponse({"error": "no such run"}, status_code=404)
+        return JSONResponse(self._state(entry))
+
+    def api_runs(self, request: Request) -> JSONResponse:
+        return JSONResponse({"runs": [self._state(e) for e in self.catalog.runs()]})
+
+
+def _category_counts(numbers: stats.RunNumbers) -> dict[str, int]:
+    df = numbers.tasks
+    out = {"": len(df)}
+    for key, _ in CATEGORIES[1:]:
+        out[key] = int(df[key].sum()) if key in df.columns else 0
+    return out
+
+
+def create_app(root: Path, labels_by_run: dict[str, str] | None = None, *, warm: bool = True) -> Starlette:
+    """The ASGI app serving the runs under `root` (a results folder or one run folder)."""
+    return ViewApp(Path(root), labels_by_run, warm=warm).asgi
