@@ -28,7 +28,7 @@ from ray_helpers import Agent, only_run, outcomes, read_trials, start_cluster, s
 pytestmark = [pytest.mark.ray, pytest.mark.docker, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-N_TASKS = 6
+N_TASKS = 4
 TASKS = ["--tasks", "builtin", "--limit", str(N_TASKS), "--strategy", "all", "--trials", "3"]
 N_ATTEMPTS = N_TASKS * len(STRATEGY_CHOICES["all"])
 
