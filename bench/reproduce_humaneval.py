@@ -1,6 +1,7 @@
 """Reproduction check: the baseline's HumanEval pass@1 beside the published figure.
 
     python bench/reproduce_humaneval.py [--model SPEC] [--limit N] [--sandbox docker|process]
+    python bench/reproduce_humaneval.py --resume results/<run-id>   (finish an interrupted one)
 
 Runs `python -m harness run --tasks humaneval --strategy baseline` (one sample per
 task, temperature 0, the harness's own prompts and sandbox) on all 164 problems, then
@@ -62,6 +63,11 @@ def published_for(spec: str, header: dict) -> tuple[float, str] | None:
 
 def run_baseline(args: argparse.Namespace, out: Path) -> tuple[int, Path | None]:
     """Runs the harness; returns (exit code, the new run folder or None)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    if args.resume is not None:  # an interrupted bench run: finish it, then score it
+        cmd = [sys.executable, "-m", "harness", "run", "--resume", str(args.resume)]
+        print("$ " + " ".join(cmd[1:]), flush=True)
+        return subprocess.run(cmd, cwd=ROOT, env=env).returncode, args.resume
     out.mkdir(parents=True, exist_ok=True)
     before = {p.name for p in out.iterdir()}
     cmd = [sys.executable, "-m", "harness", "run", "--tasks", "humaneval", "--strategy", "baseline",
@@ -72,7 +78,6 @@ def run_baseline(args: argparse.Namespace, out: Path) -> tuple[int, Path | None]
     for flag, value in (("--sandbox", args.sandbox), ("--workers", args.workers), ("--max-tokens", args.max_tokens)):
         if value is not None:
             cmd += [flag, str(value)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     print("$ " + " ".join(cmd[1:]), flush=True)
     code = subprocess.run(cmd, cwd=ROOT, env=env).returncode
     new = sorted(p for p in out.iterdir() if p.name not in before and (p / "run.json").is_file())
@@ -86,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sandbox", choices=["docker", "process"], default=None)
     parser.add_argument("--workers", type=int, default=None, metavar="N")
     parser.add_argument("--max-tokens", type=int, default=None, metavar="N")
+    parser.add_argument("--resume", type=Path, default=None, metavar="RUN_DIR",
+                        help="finish an interrupted bench run (its own settings), then score it")
     parser.add_argument("--out", type=Path, default=ROOT / "results", metavar="DIR",
                         help="folder for the run folder (default results/)")
     args = parser.parse_args(argv)

@@ -5,8 +5,8 @@ internal and hidden test results, feedback, lessons) in a temporary folder, star
 `python -m harness view` on it as a subprocess on 127.0.0.1, and times over HTTP:
 
 * how long the server takes, once, to index trials.jsonl and compute the run's
-  numbers (it does so in the background as it starts, newest run first);
-* the run page's first request after that (plots drawn), and again (cached);
+  numbers and plots (it does so in the background as it starts, newest run first);
+* the run page's first request after that, and again;
 * the task table's first page and the first task's page.
 
     python bench/view_load.py [--trials 100000] [--keep DIR]
@@ -160,9 +160,10 @@ def main() -> int:
         t = time.perf_counter()
         while not json.loads(urllib.request.urlopen(state_url, timeout=60).read())["indexed"]:
             time.sleep(0.05)
-        print(f"index and numbers built at start-up, once per run: {time.perf_counter() - t:.1f} s after the server listened")
+        print(f"index, numbers and plots built at start-up, once per run: {time.perf_counter() - t:.1f} s "
+              "after the server listened")
         first, n_bytes = _get(run_url)
-        print(f"run page, first request (plots drawn): {first:.3f} s, {n_bytes / 1e3:.0f} kB")
+        print(f"run page, first request: {first:.3f} s, {n_bytes / 1e3:.0f} kB")
         again = min(_get(run_url)[0] for _ in range(3))
         print(f"run page, again: {again:.3f} s")
         table, _ = _get(run_url + "/tasks")

@@ -66,7 +66,7 @@ class RunConfig:
     allow_process_sandbox_with_api: bool = False
     sandbox_workers: int = field(default_factory=available_cores)  # containers in the pool
     out: Path = Path("results")
-    memory_dir: Path | None = None  # long-term memory; None: <out>/reflections, beside the runs
+    memory_dir: Path | None = None  # long-term memory; None: reflections/ beside the --out folder
     memory_window: int = 3  # lessons the Actor sees
     memory_namespace: str | None = None  # share lessons across runs under this name
     max_internal_tests: int = 6
@@ -137,7 +137,9 @@ class RunConfig:
         if self.test_timeout_s <= 0:
             raise ConfigError(f"test_timeout_s must be > 0, got {self.test_timeout_s!r}")
         if self.memory_dir is None:
-            return self.replace(memory_dir=self.out / "reflections").validate()
+            # Beside the results folder, whatever folder the command starts in: with the
+            # default --out (results/) that is the project's reflections/ folder.
+            return self.replace(memory_dir=self.out.parent / "reflections").validate()
         for name in ("out", "memory_dir", "cache_dir"):
             path = getattr(self, name)
             if path.exists() and not path.is_dir():

@@ -102,14 +102,20 @@ def _task_ids(header: dict[str, Any], records: Sequence[TrialRecord]) -> list[st
 
 
 def _error_keys(errors: Sequence[dict[str, Any]]) -> list[tuple[str, str, int]]:
-    return [(str(e["task_id"]), str(e["strategy"]), int(e["attempt"])) for e in errors]
+    keys = []
+    for e in errors:
+        try:
+            keys.append((str(e["task_id"]), str(e["strategy"]), int(e["attempt"])))
+        except (KeyError, TypeError, ValueError):
+            continue  # not a line this reader understands: it explains, never scores
+    return keys
 
 
 def build_summary(header: dict[str, Any], records: list[TrialRecord],
                   errors: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """The summary.json document for one run (schema in this module's docstring).
 
-    `errors`: the lines of the run's errors.jsonl (harness.report.runs.read_errors);
+    `errors`: the lines of the run's errors.jsonl (harness.results.read_errors);
     without them an attempt stopped before its first trial record is not counted
     as incomplete (it still leaves its task out of the comparison).
     """

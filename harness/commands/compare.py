@@ -17,14 +17,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="output folder (default: compare-<UTC time> beside the first run folder)")
     p.add_argument("--view-port", metavar="N", type=int, default=8765,
                    help="port the report's links to `python -m harness view` point at (default 8765, view's own)")
+    p.add_argument("--label", action="append", default=[], metavar="RUN=NAME",
+                   help="name run folder RUN as NAME in tables and plots (repeatable; as in `harness view`)")
     p.set_defaults(func=_main)
 
 
 def _main(args: argparse.Namespace) -> int:
     from harness.cli import UsageError
+    from harness.commands.view import parse_labels
     from harness.report import write_compare
 
     if len(args.run_dirs) < 2:
         raise UsageError("compare needs at least two run folders; for one run use `python -m harness report RUN_DIR`")
-    print(write_compare(args.run_dirs, args.out, view_port=args.view_port))
+    labels = parse_labels(args.label)
+    unknown = sorted(set(labels) - {Path(p).name for p in args.run_dirs})
+    if unknown:
+        raise UsageError(f"--label {unknown[0]}=...: no such run among the folders given")
+    print(write_compare(args.run_dirs, args.out, view_port=args.view_port, labels=labels))
     return 0

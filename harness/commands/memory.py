@@ -15,8 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     msub = p.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
     show = msub.add_parser("show", help="print the lessons stored for a task")
     show.add_argument("task_id")
-    show.add_argument("--memory-dir", type=Path, default=RunConfig().out / "reflections",
-                      help="memory folder: the run's --memory-dir, by default <its --out>/reflections "
+    show.add_argument("--memory-dir", type=Path, default=RunConfig().out.parent / "reflections",
+                      help="memory folder: the run's --memory-dir, by default reflections/ beside its --out folder "
                            "(default %(default)s)")
     show.add_argument("--namespace", help="only this namespace (a run id, or a shared name); default all")
     show.set_defaults(func=show_command)
@@ -65,7 +65,9 @@ def show_command(args: argparse.Namespace) -> int:
         print(f"[{ns}]")
         for lesson in lessons:
             found += 1
-            print(f"  {lesson.strategy} attempt {lesson.attempt} trial {lesson.trial} ({lesson.time}):")
+            origin = f"run {lesson.run_id}" + (f", model {lesson.model}" if lesson.model else "")
+            oracle = " [from ORACLE feedback: hidden tests]" if lesson.oracle_feedback else ""
+            print(f"  {lesson.strategy} attempt {lesson.attempt}, about trial {lesson.trial} ({origin}, {lesson.time}){oracle}:")
             print(f"    {lesson.text}")
     if not found:
         where = f"namespace {args.namespace}" if args.namespace else f"{root}"

@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
       help="accept --sandbox process with an anthropic: or openai: model (model code could read your API keys)")
     a("--out", type=Path, metavar="DIR", help=f"folder for run folders (default {d.out})")
     a("--resume", type=Path, metavar="RUN_DIR", help="finish an interrupted run: no finished trial lost, none done twice")
-    a("--memory-dir", type=Path, metavar="DIR", help=f"long-term memory folder (default <--out>/reflections, i.e. {d.out}/reflections)")
+    a("--memory-dir", type=Path, metavar="DIR", help=f"long-term memory folder (default: reflections/ beside the --out folder, i.e. {d.out.parent / 'reflections'})")
     a("--memory-window", type=int, metavar="N", help=f"lessons the Actor sees (default {d.memory_window})")
     a("--memory-namespace", metavar="NAME", help="share lessons across runs under this name (default: the run's own, empty at start)")
     a("--max-internal-tests", type=int, metavar="M", help=f"internal tests the agent writes per attempt (default {d.max_internal_tests})")
@@ -281,7 +281,7 @@ def _open_view(run_dir: Path) -> Any:
 
 
 def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> int:
-    from harness.results import write_json
+    from harness.results import read_errors, write_json
     from harness.summary import build_summary, format_summary
 
     records = result.records
@@ -296,7 +296,8 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
         timings["report_s"] = round(time.perf_counter() - t, 3)
     # Written after the report (which writes its own derived summary.json): this one
     # adds the run's timings, which only the run knows.
-    summary = {**build_summary(result.header, records), "timings": timings}
+    errors = read_errors(result.run_dir / "errors.jsonl")  # attempts stopped before any record count too
+    summary = {**build_summary(result.header, records, errors), "timings": timings}
     write_json(result.run_dir / "summary.json", summary)
     print(format_summary(summary))
     print(

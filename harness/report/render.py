@@ -511,8 +511,10 @@ def default_compare_dir(run_dirs: Sequence[Path]) -> Path:
     return Path(run_dirs[0]).resolve().parent / f"compare-{stamp}"
 
 
-def write_compare(run_dirs: Sequence[Path], out_dir: Path | None = None, view_port: int = VIEW_PORT) -> Path:
-    """Several runs side by side in one report (one series per run x strategy)."""
-    runs = load_runs([Path(p) for p in run_dirs])
+def write_compare(run_dirs: Sequence[Path], out_dir: Path | None = None, view_port: int = VIEW_PORT,
+                  labels: dict[str, str] | None = None) -> Path:
+    """Several runs side by side in one report (one series per run x strategy);
+    `labels` names runs (run folder name -> label) instead of their run ids."""
+    runs = load_runs([Path(p) for p in run_dirs], labels)
     out = Path(out_dir) if out_dir is not None else default_compare_dir(run_dirs)
     return _render(out, runs, "Comparison of " + ", ".join(r.label for r in runs), view_port)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli import UsageError
+from harness import results
 from harness.results import TrialRecord, read_run_header, read_trials
 
 
@@ -39,7 +40,7 @@ class Run:
     @property
     def error_keys(self) -> list[tuple[str, str, int]]:
         """(task_id, strategy, attempt) of each errors.jsonl line."""
-        return [(str(e["task_id"]), str(e["strategy"]), int(e["attempt"])) for e in self.errors]
+        return [key for key in map(error_key, self.errors) if key is not None]
 
     @property
     def oracle_feedback(self) -> bool:
@@ -75,31 +76,24 @@ def read_errors(run_dir: Path) -> list[dict[str, Any]]:
     error that outlived the retries, or an exception in the unit). A torn last
     line, or a line without task_id/strategy/attempt, is skipped: this file
     explains records, it never decides a score."""
-    path = Path(run_dir) / "errors.jsonl"
-    if not path.is_file():
-        return []
-    out: list[dict[str, Any]] = []
-    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(row, dict):
-            continue
-        try:
-            int(row["attempt"]), str(row["task_id"]), str(row["strategy"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        out.append(row)
-    return out
+    return [row for row in results.read_errors(Path(run_dir) / "errors.jsonl") if error_key(row) is not None]
 
 
-def load_runs(run_dirs: list[Path]) -> list[Run]:
-    """Several runs, labelled by run_id; a repeated run_id gets a #n suffix."""
+def error_key(row: Any) -> tuple[str, str, int] | None:
+    """(task_id, strategy, attempt) of an errors.jsonl line; None if it lacks one."""
+    try:
+        return (str(row["task_id"]), str(row["strategy"]), int(row["attempt"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def load_runs(run_dirs: list[Path], labels: dict[str, str] | None = None) -> list[Run]:
+    """Several runs, labelled by run_id, or by `labels` (run folder name -> label); a
+    repeated label gets a #n suffix."""
     runs: list[Run] = []
     seen: dict[str, int] = {}
     for path in run_dirs:
-        run = load_run(path)
+        run = load_run(path, (labels or {}).get(Path(path).name))
         n = seen.get(run.label, 0) + 1
         seen[run.label] = n
         if n > 1:

@@ -25,7 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from harness.view import compare as compare_mod
-from harness.view import labels, plots, stats, tasksource
+from harness.view import labels, stats, tasksource
 from harness.view.catalog import Catalog, RunEntry, fmt_minutes
 from harness.view.timeline import attempts_for
 
@@ -73,8 +73,6 @@ class ViewApp:
         self.catalog = Catalog(root, labels_by_run)
         self.env = _env()
         self.tasks = tasksource.TaskCache()
-        self._plots: dict[tuple[str, int], tuple[str, str]] = {}
-        self._plots_lock = threading.Lock()
         routes = [
             Route("/", self.runs_page),
             Route("/runs/{run_id}", self.run_page),
@@ -108,16 +106,6 @@ class ViewApp:
         run_id = request.path_params.get("run_id", "")
         return self.render("missing.html.j2", status_code=404, title="No such run",
                            message=f"No run folder named {run_id!r} under {self.catalog.root}.")
-
-    def _plots_for(self, entry: RunEntry, numbers: stats.RunNumbers) -> tuple[str, str]:
-        key = (entry.run_id, entry.index.version)
-        with self._plots_lock:
-            if key not in self._plots:
-                salt = str(abs(hash(entry.run_id)) % 10**8)
-                self._plots[key] = (plots.by_trial_svg(numbers.by_trial, salt), plots.compute_svg(numbers.compute, salt))
-                for old in [k for k in self._plots if k[0] == entry.run_id and k != key]:
-                    del self._plots[old]
-            return self._plots[key]
 
     def run_card(self, entry: RunEntry) -> dict[str, Any]:
         """What the runs list and page headers say about a run."""
@@ -154,7 +142,7 @@ class ViewApp:
         caveats = stats.caveats(numbers, oracle=entry.oracle_feedback or bool(numbers.trials.get("oracle_feedback", False).any() if not numbers.trials.empty else False),
                                 errors=status.errors, resumed=status.resumed, crashed=status.crashed,
                                 bad_lines=entry.index.bad_lines)
-        trial_svg, compute_svg = self._plots_for(entry, numbers) if not numbers.trials.empty else ("", "")
+        trial_svg, compute_svg = entry.plots()
         summary = entry.summary() or {}
         return self.render(
             "run.html.j2", title=f"Run {entry.label}", card=card, caveats=caveats,
@@ -205,7 +193,6 @@ class ViewApp:
         return self.render(
             "task.html.j2", title=f"{task_id} in {entry.label}", card=card, task_id=task_id, attempts=attempts,
             task=task, task_note=task_note, outcome=row.to_dict("records")[0] if not row.empty else {},
-            focus=request.query_params.get("strategy"), focus_attempt=request.query_params.get("attempt"),
             live_run=entry.run_id if card["status"].state == "running" else None,
         )
 
@@ -241,7 +228,7 @@ class ViewApp:
     def _state(self, entry: RunEntry) -> dict[str, Any]:
         """Cheap: never waits for an index being built (the lock is not taken)."""
         status = entry.status()
-        if entry.ready:
+        if entry.indexed:  # never the first, long read of a large run: the warm-up does that
             entry.refresh()
         return {"run": entry.run_id, "trials": len(entry.index.rows), "size": entry.index.size,
                 "version": entry.index.version, "status": status.label, "state": status.state,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.view import selfcheck, stats
+from harness.view import plots, selfcheck, stats
 from harness.view.index import TrialIndex
 
 # A run whose trials.jsonl (or run.json) changed this recently, and which has no
@@ -63,6 +63,7 @@ class RunEntry:
     _numbers: stats.RunNumbers | None = None
     _numbers_version: int = -1
     _stamp: tuple[float | None, ...] = (None, None, None)
+    _plots: tuple[int, str, str] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -158,8 +159,28 @@ class RunEntry:
 
     @property
     def ready(self) -> bool:
-        """Indexed, and its numbers computed for what was indexed (a torn last line waits)."""
-        return self._numbers is not None and self._numbers_version == self.index.version
+        """Indexed, its numbers and plots made for what was indexed (a torn last line waits)."""
+        return self._numbers is not None and self._numbers_version == self.index.version \
+            and self._plots is not None and self._plots[0] == self._numbers_version
+
+    @property
+    def indexed(self) -> bool:
+        """Read at least once (a refresh then only reads what was appended)."""
+        return self._numbers is not None
+
+    def plots(self) -> tuple[str, str]:
+        """The run page's two SVG plots (pass@1 by trial; pass rate against compute),
+        drawn once per index version."""
+        numbers = self.numbers()
+        with self._lock:
+            if self._plots is None or self._plots[0] != self._numbers_version:
+                if numbers.trials.empty:
+                    svgs = ("", "")
+                else:
+                    salt = self.run_id.encode().hex()[:12]
+                    svgs = (plots.by_trial_svg(numbers.by_trial, salt), plots.compute_svg(numbers.compute, salt))
+                self._plots = (self._numbers_version, *svgs)
+            return self._plots[1], self._plots[2]
 
     def status(self, now: float | None = None) -> Status:
         now = time.time() if now is None else now
@@ -247,11 +268,12 @@ class Catalog:
         return self._runs.get(run_id)
 
     def warm(self) -> None:
-        """Indexes every run and computes its numbers, newest first (a background thread
-        calls this at start-up so that the first page of a large run is ready sooner)."""
+        """Indexes every run and computes its numbers and plots, newest first (a background
+        thread calls this at start-up so that the first page of a large run is ready sooner)."""
         for entry in self.runs():
             try:
                 entry.numbers()
+                entry.plots()
             except Exception:  # noqa: BLE001 - a broken run must not stop the others; its page says why
                 continue
 

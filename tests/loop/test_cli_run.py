@@ -210,6 +210,7 @@ def test_toml_config_sets_everything_flags_win_and_memory_show_prints_lessons(tm
     shown = harness("memory", "show", "mul/1", "--memory-dir", str(tmp_path / "mem"), cwd=tmp_path)
     assert shown.returncode == 0 and "Multiply, do not add." in shown.stdout
     assert header["run_id"] in shown.stdout
+    assert f"model scripted:{script}" in shown.stdout and "about trial 1" in shown.stdout and "ORACLE" not in shown.stdout
     none = harness("memory", "show", "mul/2", "--memory-dir", str(tmp_path / "mem"), cwd=tmp_path)
     assert none.returncode == 0 and "no lessons for mul/2" in none.stdout
 

@@ -52,9 +52,16 @@ def test_report_on_a_real_four_strategy_run_with_a_model_outage(tmp_path: Path):
     tasks, script = write_inputs(tmp_path)
     proc = harness("run", "--tasks", f"jsonl:{tasks}", "--model", f"scripted:{script}", "--strategy", "all",
                    "--trials", "2", "--out", str(tmp_path / "out"), "--memory-dir", str(tmp_path / "mem"),
-                   "--no-cache", "--no-report", cwd=tmp_path)
+                   "--no-cache", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr  # three attempts did not finish
     (run_dir,) = list((tmp_path / "out").iterdir())
+    # the run's own summary (written after its report) counts errors.jsonl too, and
+    # its printout opens on the answer
+    ran = json.loads((run_dir / "summary.json").read_text())
+    assert (ran["harness_errors"], ran["strategies"]["resample"]["incomplete_attempts"]) == (3, 1)
+    assert "timings" in ran
+    assert "\nreflexion - baseline: +40.0 points [95% CI " in proc.stdout
+    assert "1 task(s) left out: not completed by every strategy" in proc.stdout
     errors = [json.loads(x) for x in (run_dir / "errors.jsonl").read_text().splitlines()]
     assert sorted((e["task_id"], e["strategy"]) for e in errors) == [
         ("mul/5", "feedback"), ("mul/5", "reflexion"), ("mul/5", "resample")]

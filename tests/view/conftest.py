@@ -1,8 +1,6 @@
 """Fixtures for the view: run folders (viewruns.py) and a real server on 127.0.0.1."""
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Callable
 
@@ -33,11 +31,3 @@ def serve() -> Callable[..., ViewServer]:
     yield start
     for s in started:
         s.stop()
-
-
-def get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as resp:
-            return resp.status, resp.read().decode("utf-8")
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode("utf-8")

@@ -81,7 +81,7 @@ def test_run_with_view_serves_the_running_run(tmp_path: Path):
     assert any(s["state"] == "running" for s in states) and len(set(counts)) > 1, states  # trials landed live
     # memory and the response cache did not land in the folder the command started from
     assert list(cwd.iterdir()) == []
-    assert (out / "reflections").is_dir() and (tmp_path / "user-cache").is_dir()
+    assert (out.parent / "reflections").is_dir() and (tmp_path / "user-cache").is_dir()
 
     # resuming (here: a finished run) records the session in run.json
     done = subprocess.run([sys.executable, "-m", "harness", "run", "--resume", str(out / run_id), "--no-report",
@@ -113,3 +113,17 @@ def test_every_setting_has_a_flag_or_is_documented_as_toml_only():
         for flag in action.option_strings:
             if flag.startswith("--") and flag not in ("--help", "--config"):
                 assert f"`{flag}" in readme, f"{flag} is not in the README's flag table"
+
+
+def test_compare_takes_labels(tmp_path: Path, capsys):
+    from harness.cli import main as harness_main
+    from viewruns import header, two_strategy_records, write_run
+
+    a = write_run(tmp_path / "run-a", header(), two_strategy_records())
+    b = write_run(tmp_path / "run-b", header("run-b"), two_strategy_records("run-b"))
+    out = tmp_path / "cmp"
+    assert harness_main(["compare", str(a), str(b), "--label", "run-b=second look", "--out", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    assert "Comparison of run-a, second look" in html
+    assert harness_main(["compare", str(a), str(b), "--label", "run-z=x"]) == 2
+    assert "no such run among the folders given" in capsys.readouterr().err

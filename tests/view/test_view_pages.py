@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import get
 from harness.cli import main as harness_main
-from viewruns import CODE_V2, append, header, trial, two_strategy_records, write_run
+from viewruns import CODE_V2, append, get, header, trial, two_strategy_records, write_run
 
 
 def _text(html: str) -> str:

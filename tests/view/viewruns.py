@@ -14,6 +14,8 @@ T/none has a self-test the reference solution contradicts (`internal_reference`)
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +97,11 @@ def append(folder: Path, records: list[dict[str, Any]]) -> None:
     with (folder / "trials.jsonl").open("a", encoding="utf-8") as fh:
         for rec in records:
             fh.write(json.dumps(rec, sort_keys=True) + "\n")
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            return resp.status, resp.read().decode("utf-8")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode("utf-8")
