@@ -154,7 +154,7 @@ class RayExecution:
         self._services = Services(self._collector, self._memory_host, limiter)
         self._memory = RemoteMemory(self._memory_host)
         # Paths the nodes use are the driver's, made absolute (a node's cwd is not ours).
-        self._node_config = c.replace(cache_dir=c.cache_dir.resolve(), memory_dir=c.memory_dir.resolve(), prompts=None)
+        self._node_config = c.replace(cache_dir=c.cache_dir.resolve(), memory_dir=self.memory_root.resolve(), prompts=None)
         # The --prompts templates travel as text: nodes need not share the driver's disk.
         self._prompt_files = {p.name: p.read_text(encoding="utf-8") for p in sorted(c.prompts.glob("*.j2"))} if c.prompts else {}
 

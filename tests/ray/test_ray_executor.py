@@ -5,6 +5,7 @@ the same trials, each found the same way, each exactly once.
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -20,14 +21,14 @@ pytest.importorskip("ray", reason="the Ray tests need ray: pip install -e .[ray]
 
 from harness.cli import main  # noqa: E402
 from harness.config import STRATEGY_CHOICES  # noqa: E402
-from harness.models.stub_server import Reply, StubServer  # noqa: E402
+from harness.models.stub_server import Reply, Status, StubServer  # noqa: E402
 
 from ray_helpers import Agent, only_run, outcomes, read_trials, start_cluster, stored_lessons, trial_keys  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.docker, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-N_TASKS = 6
+N_TASKS = 4
 TASKS = ["--tasks", "builtin", "--limit", str(N_TASKS), "--strategy", "all", "--trials", "3"]
 N_ATTEMPTS = N_TASKS * len(STRATEGY_CHOICES["all"])
 
@@ -94,6 +95,21 @@ def test_memory_namespace_is_shared_with_earlier_runs(tmp_path: Path, cluster) -
     # Trial 2 sees the earlier run's lesson and its own (same text: a deterministic agent).
     assert [r["memory_shown"] for r in first if r["trial"] == 2] == [[lesson]]
     assert [r["memory_shown"] for r in second if r["trial"] == 2] == [[lesson, lesson]]
+
+
+def test_a_model_error_on_a_node_leaves_its_attempt_incomplete_and_the_run_goes_on(tmp_path: Path, cluster) -> None:
+    with StubServer(default=Reply(Agent())) as stub:
+        stub.script(Status(400, message="bad request from the stub"))  # the first call only; not retried
+        # The run finishes every other attempt, then exits 1: one attempt is incomplete.
+        assert main(run_args(stub, tmp_path, *ray_args(cluster))) == 1
+    run_dir = only_run(tmp_path / "results")
+    errors = [json.loads(line) for line in (run_dir / "errors.jsonl").read_text().splitlines()]
+    assert [(e["kind"], e["trial"]) for e in errors] == [("model_error", 1)]
+    assert "HTTP 400" in errors[0]["error"]
+    broken = (errors[0]["task_id"], errors[0]["strategy"], errors[0]["attempt"])
+    records = read_trials(run_dir)
+    complete = {(r["task_id"], r["strategy"], r["attempt"]) for r in records if r["final"]}
+    assert broken not in complete and len(complete) == N_ATTEMPTS - 1
 
 
 def test_a_node_killed_mid_run_loses_and_repeats_nothing(
