@@ -5,6 +5,7 @@ Imported as `tests.helpers` (pyproject's pytest `pythonpath` puts the repository
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -65,11 +66,19 @@ def run_harness(
     )
 
 
+def ctrl_c_reaches_it() -> None:
+    """`preexec_fn` for a child the test will send SIGINT: a shell that starts a job in
+    the background without job control (`cmd &` in a script, as a CI runner may) makes
+    it ignore SIGINT, and Python keeps an ignored SIGINT ignored. A terminal's Ctrl-C
+    reaches a foreground run, which is what the tests mean to check."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_harness(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
     """Like run_harness, but returns the running child (for signals)."""
     return subprocess.Popen(
         [sys.executable, "-m", "harness", *argv], cwd=cwd, env=env or harness_env(),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_reaches_it,
     )
 
 

@@ -16,13 +16,13 @@ import time
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("ray", reason="the Ray tests need ray: pip install -e .[ray]")
+import ray  # noqa: F401  (a test dependency: its absence must fail, never skip)
 
 from harness.cli import main  # noqa: E402
 from harness.config import STRATEGY_CHOICES  # noqa: E402
 from harness.models.stub_server import Reply, Status, StubServer  # noqa: E402
 
+from tests.helpers import ctrl_c_reaches_it  # noqa: E402
 from ray_helpers import Agent, only_run, outcomes, read_trials, start_cluster, stored_lessons, trial_keys  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.docker, pytest.mark.slow]
@@ -182,6 +182,7 @@ def test_rate_limit_holds_for_the_whole_cluster_and_ctrl_c_stops_it(tmp_path: Pa
         proc = subprocess.Popen(
             [sys.executable, "-m", "harness", *run_args(stub, tmp_path, *ray_args(cluster), "--requests-per-minute", "5")],
             cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=ctrl_c_reaches_it,
         )
         deadline = time.monotonic() + 120
         while not stub.requests and time.monotonic() < deadline:
