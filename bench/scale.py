@@ -32,20 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from concurrency import answer  # noqa: E402
-from ray.cluster_utils import Cluster  # noqa: E402
 
 from harness.cli import main as harness_main  # noqa: E402
+from harness.executors.local_cluster import start_local_cluster as start_cluster  # noqa: E402
 from harness.models.stub_server import Reply, StubServer  # noqa: E402
-
-NODE = {"num_cpus": 1, "object_store_memory": 100 * 1024**2}
-
-
-def start_cluster(nodes: int) -> Cluster:
-    cluster = Cluster(initialize_head=True, head_node_args={**NODE, "include_dashboard": False})
-    for _ in range(nodes - 1):
-        cluster.add_node(**NODE)
-    cluster.wait_for_nodes()
-    return cluster
 
 
 def run_once(nodes: int, args: argparse.Namespace, tmp: Path) -> dict:

@@ -53,3 +53,30 @@ def process_sandbox():
     sandbox = _open_test_sandbox("process")
     yield sandbox
     sandbox.close()
+
+
+# --- a headless Chromium for the browser tests (report and view) ---------------------
+# The flags keep Debian's Chromium off the network it cannot reach here.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    import os
+    import shutil
+    from pathlib import Path
+
+    from tests.helpers import skip_or_fail
+
+    try:
+        from playwright import sync_api
+    except ImportError:
+        skip_or_fail("BROWSER", "playwright is not installed (pip install playwright)")
+    exe = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(exe).exists():
+        skip_or_fail("BROWSER", f"no chromium binary at {exe} (apt-get install chromium)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -6,21 +6,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from ray.cluster_utils import Cluster
-
+from harness.executors.local_cluster import start_local_cluster as start_cluster  # noqa: F401
 from harness.models.stub_server import StubRequest
 from harness.tasks import load_tasks
-
-NODE = {"num_cpus": 1, "object_store_memory": 100 * 1024**2}
-
-
-def start_cluster(nodes: int) -> Cluster:
-    """A head and `nodes - 1` more nodes; every node may run units."""
-    cluster = Cluster(initialize_head=True, head_node_args={**NODE, "include_dashboard": False})
-    for _ in range(nodes - 1):
-        cluster.add_node(**NODE)
-    cluster.wait_for_nodes()
-    return cluster
 
 
 ENTRY = re.compile(r"function `(\w+)`")

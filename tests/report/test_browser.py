@@ -6,8 +6,6 @@ either is missing, unless HARNESS_REQUIRE_BROWSER=1 (CI), which makes that a fai
 """
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,28 +13,8 @@ import pytest
 from harness.report import write_compare, write_report
 from harness.report.render import task_anchor
 from synthrun import header, synthetic_records, write_run
-from tests.helpers import skip_or_fail
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright import sync_api
-    except ImportError:
-        skip_or_fail("BROWSER", "playwright is not installed (pip install playwright)")
-    exe = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(exe).exists():
-        skip_or_fail("BROWSER", f"no chromium binary at {exe} (apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
 
 def open_report(browser, path: Path):
     """Opens a file:// page, recording console errors, page errors and any request

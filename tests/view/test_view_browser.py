@@ -8,34 +8,13 @@ VIEW_SCREENSHOTS=<folder> the test leaves screenshots of each page there.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import skip_or_fail
 from viewruns import append, header, two_strategy_records, write_run
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright import sync_api
-    except ImportError:
-        skip_or_fail("BROWSER", "playwright is not installed (pip install playwright)")
-    exe = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(exe).exists():
-        skip_or_fail("BROWSER", f"no chromium binary at {exe} (apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
 
 def _page(browser, base: str):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
