@@ -17,7 +17,8 @@ held none, so a test the model wrote cannot read a hidden test out of memory it
 inherited, and the program never sees the test that judges it. Only plain data
 crosses from P to T (None, bool, int, float, complex, str, bytes and list / tuple /
 dict / set / frozenset of them), as tagged JSON decoded by a parser that can build
-nothing else.
+nothing else, and references to P's other objects, which T can ask P to call, read,
+iterate or index but which compare only by identity.
 
 Host protocol, one JSON object per line. At start the worker writes
 ``{"ready": true, "protocol": N, "pid": ..., "python": "..."}``. Each job line
@@ -67,6 +68,7 @@ _FRAME_MAX = 32 * 1024 * 1024  # one message between P and T
 _DEPTH_MAX = 100  # nesting of plain data
 _ITEMS_MAX = 2_000_000  # values in one message
 _NAMES_MAX = 5000  # names a program may expose
+_HELD_MAX = 100_000  # program objects the test may hold references to
 _ZYGOTE_TIMEOUT_S = 10.0
 _CLEANUP_TIMEOUT_S = 10.0
 _PR_SET_PDEATHSIG = 1
@@ -146,8 +148,12 @@ def _type_name(value: object) -> str:
     return name if isinstance(name, str) and name.isidentifier() else "object"
 
 
-def to_tree(value: object) -> object:
-    """A JSON-able tree for a plain value; subclasses become their base type."""
+def to_tree(value: object, other=None) -> object:
+    """A JSON-able tree for a plain value; subclasses become their base type.
+
+    `other(value, walk, depth)` gives the tree of a value that is not plain data (a
+    reference to an object held elsewhere); without it, such a value is NotPlain.
+    """
     budget = [_ITEMS_MAX]
 
     def walk(v: object, depth: int) -> object:
@@ -191,6 +197,8 @@ def to_tree(value: object) -> object:
         module = getattr(type(v), "__module__", "") or ""
         if module.split(".")[0] == "numpy" and getattr(v, "shape", None) == () and hasattr(v, "item"):
             return walk(v.item(), depth + 1)  # a numpy scalar: its Python value
+        if other is not None:
+            return other(v, walk, depth)
         raise NotPlain(f"a {_type_name(v)}")
 
     return walk(value, 0)
@@ -199,8 +207,12 @@ def to_tree(value: object) -> object:
 _DECODED_SCALARS = frozenset({str, int, float, bool, type(None)})  # what json.loads makes
 
 
-def from_tree(tree: object) -> object:
-    """The plain value a tree describes; WireError for anything else. Trusted side."""
+def from_tree(tree: object, tags: dict | None = None) -> object:
+    """The plain value a tree describes; WireError for anything else.
+
+    `tags` maps the extra tags one side accepts (references to objects) to a function
+    `(node, walk, depth) -> value`; every other tag is refused.
+    """
     budget = [_ITEMS_MAX]
 
     def hashable(v: object) -> object:
@@ -265,6 +277,8 @@ def from_tree(tree: object) -> object:
                     raise WireError("malformed dict item")
                 out[hashable(walk(pair[0], depth + 1))] = walk(pair[1], depth + 1)
             return out
+        if tags is not None and tag in tags:
+            return tags[tag](node, walk, depth)
         raise WireError(f"unknown tag {tag[:20]!r}")
 
     return walk(tree, 0)
@@ -409,7 +423,74 @@ def _flush_stdio() -> None:
 # ---------------------------------------------------------------- P: the program
 
 
-def _describe_names(namespace: dict, wanted: object) -> list[list]:
+class _Held:
+    """P's objects that the test holds references to, by number.
+
+    A value that is not plain data does not cross: the test gets a reference, and
+    asks P to call it, read an attribute, iterate, index it, take its len / str /
+    truth value. Each answer is plain data or another reference. Objects the test
+    built from its own classes come to P by value and are rebuilt here (as the
+    program's class of that name when it has one, else as a bare class).
+    """
+
+    def __init__(self, namespace: dict) -> None:
+        self.namespace = namespace
+        self.objects: list[object] = []
+        self.numbers: dict[int, int] = {}  # id -> number; `objects` keeps them alive
+        self.bare_classes: dict[str, type] = {}
+
+    def reference(self, value: object, walk, depth: int) -> list:
+        number = self.numbers.get(id(value))
+        if number is None:
+            if len(self.objects) >= _HELD_MAX:
+                raise NotPlain(f"more than {_HELD_MAX} objects")
+            number = self.numbers[id(value)] = len(self.objects)
+            self.objects.append(value)
+        return ["handle", number, _type_name(value)]
+
+    def tags(self) -> dict:
+        """Decoders for what the test sends: references back, and its own objects."""
+        built: dict[int, object] = {}
+
+        def reference(node: list, walk, depth: int) -> object:
+            if len(node) != 2 or type(node[1]) is not int or not 0 <= node[1] < len(self.objects):
+                raise WireError("a bad reference")
+            return self.objects[node[1]]
+
+        def made(node: list, walk, depth: int) -> object:
+            if (len(node) != 4 or type(node[1]) is not int or node[1] in built or type(node[2]) is not str
+                    or type(node[3]) is not list):
+                raise WireError("a malformed object")
+            instance = built[node[1]] = self._instance(node[2])
+            for pair in node[3]:
+                if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
+                    raise WireError("a malformed attribute")
+                try:
+                    object.__setattr__(instance, pair[0], walk(pair[1], depth + 1))
+                except (AttributeError, TypeError) as exc:
+                    raise WireError(f"an attribute the program's {node[2]} cannot take ({exc})") from None
+            return instance
+
+        def seen(node: list, walk, depth: int) -> object:
+            if len(node) != 2 or type(node[1]) is not int or node[1] not in built:
+                raise WireError("a bad object reference")
+            return built[node[1]]
+
+        return {"ref": reference, "object": made, "seen": seen}
+
+    def _instance(self, name: str) -> object:
+        cls = self.namespace.get(name)
+        if isinstance(cls, type) and getattr(cls, "__module__", None) == "solution":
+            try:
+                return object.__new__(cls)
+            except TypeError:  # a class object.__new__ cannot make (a builtin's subclass)
+                pass
+        if name not in self.bare_classes:
+            self.bare_classes[name] = type(name if name.isidentifier() else "Object", (), {"__module__": "test"})
+        return self.bare_classes[name]()
+
+
+def _describe_names(namespace: dict, held: _Held, wanted: object) -> list[list]:
     """The module-level names the test refers to, as the test process may see them."""
     names: list[list] = []
     if type(wanted) is not list:
@@ -425,9 +506,9 @@ def _describe_names(namespace: dict, wanted: object) -> list[list]:
             names.append([name, "callable", _type_name(value)])
         else:
             try:
-                names.append([name, "value", to_tree(value)])
-            except NotPlain:
-                names.append([name, "opaque", _type_name(value)])
+                names.append([name, "value", to_tree(value, held.reference)])
+            except NotPlain as exc:
+                names.append([name, "opaque", f"it is {exc}"])
     return names
 
 
@@ -476,56 +557,88 @@ def _program_main(payload: dict) -> None:
         return
     if hello is None or hello.get("op") != "hello":
         return
-    send_frame(channel, {"op": "ready", "names": _describe_names(namespace, hello.get("names"))})
+    held = _Held(namespace)
+    send_frame(channel, {"op": "ready", "names": _describe_names(namespace, held, hello.get("names"))})
     while True:
         try:
             message = recv_frame(channel)
         except WireError:
             return
-        if message is None or message.get("op") != "call":
+        if message is None or message.get("op") not in ("call", "apply"):
             return
-        send_frame(channel, _serve_call(namespace, message))
+        send_frame(channel, _serve_call(namespace, held, message))
 
 
-def _serve_call(namespace: dict, message: dict) -> dict:
-    name = message.get("name")
+# What the test may ask of an object it holds a reference to: each gives the program's
+# own answer. Comparisons and hashing are not here: the test does them itself, by
+# identity, so the program never decides an `==`.
+_ACTIONS = {
+    "call": lambda target, args, kwargs: target(*args, **kwargs),
+    "getattr": lambda target, args, kwargs: getattr(target, args[0]),
+    "iter": lambda target, args, kwargs: iter(target),
+    "next": lambda target, args, kwargs: next(target),
+    "len": lambda target, args, kwargs: len(target),
+    "getitem": lambda target, args, kwargs: target[args[0]],
+    "contains": lambda target, args, kwargs: args[0] in target,
+    "bool": lambda target, args, kwargs: bool(target),
+    "str": lambda target, args, kwargs: str(target),
+}
+_ONE_ARGUMENT = frozenset({"getattr", "getitem", "contains"})
+
+
+def _serve_call(namespace: dict, held: _Held, message: dict) -> dict:
+    """One request from the test: a call to a function of the program by name, or an
+    action on an object the test holds a reference to."""
     try:
-        args = from_tree(message.get("args"))
-        kwargs = from_tree(message.get("kwargs"))
+        tags = held.tags()
+        args = from_tree(message.get("args"), tags)
+        kwargs = from_tree(message.get("kwargs"), tags)
     except WireError as exc:
         return {"op": "refused", "detail": f"bad arguments: {exc}"}
-    function = namespace.get(name) if isinstance(name, str) else None
-    if not callable(function) or type(args) is not tuple or type(kwargs) is not dict:
-        return {"op": "refused", "detail": f"{name!r} is not a function of the program"}
-    before = [to_tree(a) if type(a) in (list, dict, set) else None for a in args]
-    before_kw = {k: to_tree(a) if type(a) in (list, dict, set) else None for k, a in kwargs.items()}
+    if type(args) is not tuple or type(kwargs) is not dict:
+        return {"op": "refused", "detail": "bad arguments"}
+    if message.get("op") == "call":
+        name = message.get("name")
+        target = namespace.get(name) if isinstance(name, str) else None
+        action, label = "call", f"{name}()"
+        if not callable(target):
+            return {"op": "refused", "detail": f"{name!r} is not a function of the program"}
+    else:
+        number, action = message.get("handle"), message.get("action")
+        if type(number) is not int or not 0 <= number < len(held.objects) or action not in _ACTIONS:
+            return {"op": "refused", "detail": "a bad request about an object of the program"}
+        if action in _ONE_ARGUMENT and (len(args) != 1 or kwargs or (action == "getattr" and type(args[0]) is not str)):
+            return {"op": "refused", "detail": f"bad arguments for {action}"}
+        target = held.objects[number]
+        label = f"{action}() of a {_type_name(target)}"
+    reference = held.reference
+    before = [to_tree(a, reference) if type(a) in (list, dict, set) else None for a in args]
+    before_kw = {k: to_tree(a, reference) if type(a) in (list, dict, set) else None for k, a in kwargs.items()}
     try:
-        result = function(*args, **kwargs)
+        result = _ACTIONS[action](target, args, kwargs)
     except (SystemExit, KeyboardInterrupt) as exc:
         _flush_stdio()
         what = "sys.exit" if isinstance(exc, SystemExit) else "KeyboardInterrupt"
         code = f"({_short_repr(exc.code)})" if isinstance(exc, SystemExit) else ""
-        return {"op": "exit", "detail": f"the program raised {what}{code} during a call to {name}()"}
+        return {"op": "exit", "detail": f"the program raised {what}{code} during a call to {label}"}
     except BaseException as exc:
         _flush_stdio()
         return _exception_message(exc)
     _flush_stdio()
     try:
-        value = to_tree(result)
+        value = to_tree(result, reference)
     except NotPlain as exc:
-        return {"op": "not_plain",
-                "detail": f"{name}() returned {exc}; only plain data can be compared outside the sandbox"}
+        return {"op": "not_plain", "detail": f"{label} returned {exc}; too much to send outside the sandbox"}
     mutated, kw_mutated = [], []
     try:  # arguments changed in place travel back, so in-place tests still work
         for index, arg in enumerate(args):
-            if type(arg) in (list, dict, set) and (after := to_tree(arg)) != before[index]:
+            if type(arg) in (list, dict, set) and (after := to_tree(arg, reference)) != before[index]:
                 mutated.append([index, after])
         for key, arg in kwargs.items():
-            if type(arg) in (list, dict, set) and (after := to_tree(arg)) != before_kw[key]:
+            if type(arg) in (list, dict, set) and (after := to_tree(arg, reference)) != before_kw[key]:
                 kw_mutated.append([key, after])
     except NotPlain as exc:
-        return {"op": "not_plain",
-                "detail": f"{name}() put {exc} into an argument; only plain data can be compared outside the sandbox"}
+        return {"op": "not_plain", "detail": f"{label} put {exc} into an argument; too much to send outside the sandbox"}
     return {"op": "return", "value": value, "mutated": mutated, "kw_mutated": kw_mutated}
 
 
@@ -546,6 +659,8 @@ class _Link:
         self.broken: str | None = None
         self.program_ended = False
         self.calls = 0
+        self.handles: dict[int, _Handle] = {}  # one reference per object of the program
+        self.tags = {"handle": self._handle}
 
     def fail(self, detail: str, ended: bool = False) -> ProgramBroke:
         if self.broken is None:
@@ -564,27 +679,74 @@ class _Link:
             raise self.fail(f"the program's process ended {during}", ended=True)
         return message
 
+    def _handle(self, node: list, walk, depth: int) -> _Handle:
+        if len(node) != 3 or type(node[1]) is not int or node[1] < 0 or type(node[2]) is not str:
+            raise WireError("a malformed reference")
+        handle = self.handles.get(node[1])
+        if handle is None:
+            kind = node[2] if node[2].isidentifier() and len(node[2]) <= 100 else "object"
+            handle = self.handles[node[1]] = _Handle(self, node[1], kind)
+        return handle
+
+    def _encoder(self):
+        """Arguments that are not plain data: references go back as they came; objects
+        of the test's own classes (a tree of Nodes its set-up built) go by value."""
+        numbers: dict[int, int] = {}
+        kept: list[object] = []  # alive until sent, so no id is reused
+
+        def other(value: object, walk, depth: int) -> object:
+            if type(value) is _Handle:
+                if value._link is not self:
+                    raise NotPlain("an object of another program")
+                return ["ref", value._number]
+            kind = type(value)
+            if kind.__mro__[-1] is not object or not all(
+                getattr(base, "__module__", None) == "__test__" for base in kind.__mro__[:-1]
+            ):
+                raise NotPlain(f"a {_type_name(value)}")
+            try:
+                attributes = object.__getattribute__(value, "__dict__")
+            except AttributeError:
+                raise NotPlain(f"a {_type_name(value)} without a __dict__") from None
+            if id(value) in numbers:
+                return ["seen", numbers[id(value)]]
+            numbers[id(value)] = len(numbers)
+            kept.append(value)
+            return ["object", numbers[id(value)], kind.__name__,
+                    [[key, walk(item, depth + 1)] for key, item in dict.items(attributes) if type(key) is str]]
+
+        return other
+
     def call(self, name: str, args: tuple, kwargs: dict) -> object:
+        return self._ask({"op": "call", "name": name}, f"{name}()", args, kwargs)
+
+    def apply(self, handle: _Handle, action: str, *args: object) -> object:
+        label = f"{action}() of a {handle._kind}"
+        return self._ask({"op": "apply", "handle": handle._number, "action": action}, label, args, {})
+
+    def _ask(self, request: dict, label: str, args: tuple, kwargs: dict) -> object:
         if self.broken is not None:
             raise ProgramBroke(self.broken)
+        encode = self._encoder()
         try:
-            wire_args, wire_kwargs = to_tree(args), to_tree(kwargs)
+            wire_args, wire_kwargs = to_tree(args, encode), to_tree(kwargs, encode)
         except NotPlain as exc:
-            raise self.fail(f"an argument of {name}() is {exc}; only plain data can be sent to the program") from None
+            raise self.fail(f"an argument of {label} is {exc}; only plain data, objects of the test's "
+                            "own classes and objects of the program can be sent to it") from None
         self.calls += 1
         try:
-            send_frame(self.fd, {"op": "call", "name": name, "args": wire_args, "kwargs": wire_kwargs})
+            send_frame(self.fd, {**request, "args": wire_args, "kwargs": wire_kwargs})
         except OSError:
-            raise self.fail(f"the program's process ended before a call to {name}()", ended=True) from None
-        reply = self.receive(f"during a call to {name}()")
+            raise self.fail(f"the program's process ended before a call to {label}", ended=True) from None
+        reply = self.receive(f"during a call to {label}")
         op = reply.get("op")
         if op == "return":
             try:
-                value = from_tree(reply.get("value"))
+                value = from_tree(reply.get("value"), self.tags)
                 self._copy_back(args, reply.get("mutated"), lambda i: 0 <= i < len(args) and args[i])
                 self._copy_back(kwargs, reply.get("kw_mutated"), lambda k: kwargs.get(k))
             except (WireError, TypeError, ValueError) as exc:
-                raise self.fail(f"{name}() answered with malformed data ({exc})") from None
+                raise self.fail(f"{label} answered with malformed data ({exc})") from None
             return value
         if op == "raise":
             raise _rebuild_exception(reply)
@@ -592,8 +754,7 @@ class _Link:
         detail = detail if isinstance(detail, str) else f"the program answered {str(op)[:40]!r}"
         raise self.fail(_one_line(detail))
 
-    @staticmethod
-    def _copy_back(container: object, changes: object, lookup) -> None:
+    def _copy_back(self, container: object, changes: object, lookup) -> None:
         if not changes:
             return
         if type(changes) is not list:
@@ -605,7 +766,7 @@ class _Link:
             if type(key) not in (int, str):
                 raise WireError("bad mutation key")
             original = lookup(key)
-            new = from_tree(tree)
+            new = from_tree(tree, self.tags)
             if type(original) is not type(new):
                 continue
             if type(original) is list:
@@ -654,12 +815,67 @@ class _Remote:
         return f"<function {self.__name__} of the sandboxed program>"
 
 
+class _Handle:
+    """An object of the program, held in P; the test holds this reference to it.
+
+    What gives the program's own answer is asked of P: calling it, its attributes,
+    iterating, indexing, `in`, len(), str() and its truth value; each answer is plain
+    data or another reference. Comparisons and hashing are the test's own: by
+    identity, as for any object without them, so the program never decides an `==`.
+    """
+
+    __slots__ = ("_link", "_number", "_kind")
+
+    def __init__(self, link: _Link, number: int, kind: str) -> None:
+        self._link, self._number, self._kind = link, number, kind
+
+    def _answer(self, action: str, kind: type, *args: object) -> object:
+        value = self._link.apply(self, action, *args)
+        if type(value) is not kind:
+            raise self._link.fail(f"{action}() of a {self._kind} in the program gave a {_type_name(value)}, "
+                                  f"not a {kind.__name__}")
+        return value
+
+    def __call__(self, *args, **kwargs):
+        return self._link._ask({"op": "apply", "handle": self._number, "action": "call"},
+                               f"a {self._kind} of the program", args, kwargs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):  # protocols stay the test's own
+            raise AttributeError(name)
+        return self._link.apply(self, "getattr", name)
+
+    def __iter__(self):
+        return self._link.apply(self, "iter")
+
+    def __next__(self):
+        return self._link.apply(self, "next")
+
+    def __len__(self) -> int:
+        return self._answer("len", int)
+
+    def __getitem__(self, key):
+        return self._link.apply(self, "getitem", key)
+
+    def __contains__(self, item) -> bool:
+        return self._answer("contains", bool, item)
+
+    def __bool__(self) -> bool:
+        return self._answer("bool", bool)
+
+    def __str__(self) -> str:
+        return self._answer("str", str)
+
+    def __repr__(self) -> str:
+        return f"<{self._kind} object of the sandboxed program>"
+
+
 class _Opaque:
-    """A module-level object of the program that is neither plain data nor callable."""
+    """A module-level name of the program the test cannot use (a malformed value, a
+    module the test process cannot import)."""
 
     def __init__(self, link: _Link, name: str, kind: str) -> None:
-        object.__setattr__(self, "_why", (link, f"`{name}` is a {kind} in the program; only functions "
-                                               "and plain data are visible outside the sandbox"))
+        object.__setattr__(self, "_why", (link, f"`{name}` of the program cannot be used by the test: {kind}"))
 
     def _refuse(self, *args, **kwargs):
         link, why = object.__getattribute__(self, "_why")
@@ -717,15 +933,15 @@ def _bind_program_names(namespace: dict, link: _Link, names: object, entry_point
             namespace[name] = _Remote(link, name)
         elif kind == "value":
             try:
-                namespace[name] = from_tree(info)
+                namespace[name] = from_tree(info, link.tags)
             except WireError:
-                namespace[name] = _Opaque(link, name, "malformed value")
+                namespace[name] = _Opaque(link, name, "a malformed value")
         elif kind == "module" and isinstance(info, str) and _importable(info):
             namespace[name] = sys.modules[info]
         elif kind == "module":
-            namespace[name] = _Opaque(link, name, f"module {str(info)[:60]!r} the test process cannot import")
+            namespace[name] = _Opaque(link, name, f"the test process cannot import module {str(info)[:60]!r}")
         else:
-            namespace[name] = _Opaque(link, name, str(info)[:60] if isinstance(info, str) else "object")
+            namespace[name] = _Opaque(link, name, str(info)[:80] if isinstance(info, str) else "not plain data")
 
 
 def _assertion_detail(exc: AssertionError, test_source: str) -> str:

@@ -1,7 +1,8 @@
 """Verdicts the graded code cannot forge (issue 9), run against every backend.
 
 The program runs in one process, the test in another; only plain data crosses from
-the program to the test. Each case is written as a hostile model would write it:
+the program to the test, and references to the program's other objects, which the
+test can call, read, iterate and index but never lets decide a comparison. Each case is written as a hostile model would write it:
 what it tries must come out as a failure or an error, never as a pass, and honest
 code graded afterwards in the same pool must still pass.
 """
@@ -99,9 +100,30 @@ FORGERIES = {
         "import os\ndef f(x):\n    os._exit(0)\n",
         "try:\n    f(1)\nexcept BaseException:\n    pass",
     ),
-    "a non-plain value swallowed by except Exception": (
-        "def f(x):\n    return (i for i in range(3))\n",
-        "try:\n    assert list(f(1)) == [0, 1, 2]\nexcept Exception:\n    pass",
+    "too much data, swallowed by except Exception": (
+        "def f(x):\n    y = []\n    for _ in range(500):\n        y = [y]\n    return y\n",
+        "try:\n    assert f(1) == []\nexcept Exception:\n    pass",
+    ),
+    "an iterator whose items are equal to everything": (
+        "class Yes:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+        "def f(x):\n    return iter([Yes(), Yes()])\n",
+        "assert list(f(1)) == [1, 2]",
+    ),
+    "an object equal to everything, looked up with in": (
+        "class Yes:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+        "def f(x):\n    return Yes()\n",
+        "assert f(1) in [1, 2] and f(1) in {1: 0}",
+    ),
+    "an object with every comparison and protocol overridden": (
+        "class Liar:\n"
+        "    def __eq__(self, o):\n        return True\n"
+        "    __ne__ = __lt__ = __le__ = __gt__ = __ge__ = lambda self, o: False\n"
+        "    __hash__ = lambda self: 5\n"
+        "    __index__ = __int__ = lambda self: 5\n"
+        "    __float__ = lambda self: 5.0\n"
+        "    __class__ = int\n"
+        "def f(x):\n    return Liar()\n",
+        "assert f(1) == 5 or isinstance(f(1), int) or {f(1): 1} == {5: 1}",
     ),
 }
 PRELUDE = "def encode(s):\n    return s[::-1]\n"
@@ -118,8 +140,7 @@ def test_forged_verdicts_are_not_passes(sandbox, name):
 
 def test_forgery_details_say_what_happened(sandbox):
     eq = run_one(sandbox, *FORGERIES["an object whose __eq__ is always true"])
-    assert eq.status == "error"
-    assert eq.detail == "f() returned a Yes; only plain data can be compared outside the sandbox"
+    assert (eq.status, eq.detail) == ("failed", "assert f(1) == 5  # got <Yes object of the sandboxed program>")
     zero = run_one(sandbox, FORGERIES["an int subclass whose __sub__ and __abs__ return 0"][0], "assert f(1) == 3")
     assert zero.status == "failed" and zero.detail == "assert f(1) == 3  # got 7"
     dead = run_one(sandbox, *FORGERIES["swallowing the program's death in a bare except"])
@@ -255,23 +276,89 @@ def test_module_level_values_and_helpers_are_visible(sandbox):
 
 def test_what_cannot_cross_is_an_error_with_a_clear_detail(sandbox):
     program = (
-        "class Node:\n    pass\n"
-        "def node():\n    return Node()\n"
         "def deep():\n    x = []\n    for _ in range(500):\n        x = [x]\n    return x\n"
         "def huge():\n    return 'x' * (40 * 1024 * 1024)\n"
         "def takes(f):\n    return f()\n"
-        "OBJ = Node()\n"
+        "def echo(x):\n    return x\n"
+        "DEEP = deep()\n"
     )
     cases = {
-        "assert node() is not None": "node() returned a Node; only plain data can be compared outside the sandbox",
-        "assert deep()": "deep() returned data nested deeper than 100 levels; only plain data can be compared outside the sandbox",
-        "assert takes(lambda: 1) == 1": "an argument of takes() is a function; only plain data can be sent to the program",
-        "assert OBJ": "`OBJ` is a Node in the program; only functions and plain data are visible outside the sandbox",
+        "assert deep()": "deep() returned data nested deeper than 100 levels; too much to send outside the sandbox",
+        "assert takes(lambda: 1) == 1": "an argument of takes() is a function; only plain data, objects of the "
+                                        "test's own classes and objects of the program can be sent to it",
+        "import collections\nassert echo(collections.deque([1]))": "an argument of echo() is a deque; only plain "
+        "data, objects of the test's own classes and objects of the program can be sent to it",
+        "assert DEEP": "`DEEP` of the program cannot be used by the test: it is data nested deeper than 100 levels",
     }
     outcomes = sandbox.run(RunRequest(program, list(cases) + ["assert len(huge()) > 0"]))
     for outcome, detail in zip(outcomes, list(cases.values())):
         assert (outcome.status, outcome.detail) == ("error", detail)
     assert outcomes[-1].status == "error" and "the program sent a message of" in outcomes[-1].detail
+
+
+def test_objects_of_the_program_are_used_by_reference(sandbox):
+    """Generators, instances and classes of the program: the test calls, reads,
+    iterates and indexes them in P; compared with `==` they are only themselves."""
+    program = (
+        "class Pair:\n    def __init__(self, a, b):\n        self.a, self.b = a, b\n"
+        "    def total(self):\n        return self.a + self.b\n"
+        "    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+        "class Solution:\n    def twoSum(self, nums, target):\n"
+        "        seen = {}\n        for i, x in enumerate(nums):\n"
+        "            if target - x in seen:\n                return [seen[target - x], i]\n"
+        "            seen[x] = i\n"
+        "def squares(n):\n    return (i * i for i in range(n))\n"
+        "def chain(pairs):\n    pairs = sorted(pairs, key=lambda p: p.b)\n    count, end = 0, None\n"
+        "    for p in pairs:\n        if end is None or p.a > end:\n            count, end = count + 1, p.b\n    return count\n"
+        "ORIGIN = Pair(0, 0)\n"
+        "def same():\n    return ORIGIN\n"
+        "def table():\n    return {'p': Pair(1, 2), 'n': [Pair(3, 4)]}\n"
+    )
+    tests = [
+        "assert tuple(squares(3)) == (0, 1, 4) and sorted(squares(3), reverse=True) == [4, 1, 0]",
+        "assert 4 in squares(3) and list(zip(squares(2), 'ab')) == [(0, 'a'), (1, 'b')]",
+        "assert Solution().twoSum([2, 7, 11, 15], 9) == [0, 1]",
+        "assert chain([Pair(5, 24), Pair(15, 25), Pair(27, 40), Pair(50, 60)]) == 3",
+        "p = Pair(1, 2)\nassert (p.a, p.b, p.total()) == (1, 2, 3)",
+        "assert same() is same() is ORIGIN and ORIGIN.total() == 0",
+        "t = table()\nassert t['p'].total() == 3 and t['n'][0].b == 4",
+        "assert Pair(1, 2) == Pair(1, 2)",  # the program's __eq__ is not asked: identity
+        "assert squares(3) == [0, 1, 4]",
+        "assert repr(Pair(1, 2)) == '<Pair object of the sandboxed program>'",
+    ]
+    outcomes = sandbox.run(RunRequest(program, tests))
+    assert [o.status for o in outcomes] == ["passed"] * 7 + ["failed"] * 2 + ["passed"], outcomes
+    assert outcomes[8].detail == "assert squares(3) == [0, 1, 4]  # got <generator object of the sandboxed program>"
+
+
+def test_objects_the_test_builds_go_to_the_program_by_value(sandbox):
+    """A tree or a linked list built by the test's own classes (MBPP's set-up code)
+    reaches the program rebuilt, as the program's class of that name when it has one."""
+    program = (
+        "class Node:\n    def __init__(self, data):\n        self.data, self.left, self.right = data, None, None\n"
+        "def height(root):\n    return 0 if root is None else 1 + max(height(root.left), height(root.right))\n"
+        "def is_balanced(root):\n    if root is None:\n        return True\n"
+        "    return abs(height(root.left) - height(root.right)) <= 1 and is_balanced(root.left) and is_balanced(root.right)\n"
+        "def is_node(x):\n    return isinstance(x, Node)\n"
+        "def ring_size(start):\n    size, at = 1, start.next\n"
+        "    while at is not start:\n        size, at = size + 1, at.next\n    return size\n"
+    )
+    setup = (
+        "class Node:\n    def __init__(self, data):\n        self.data, self.left, self.right = data, None, None\n"
+        "root = Node(1)\nroot.left = Node(2)\nroot.right = Node(3)\nroot.left.left = Node(4)\nroot.left.left.left = Node(8)\n"
+        "small = Node(1)\nsmall.left = Node(2)\n"
+    )
+    ring = (
+        "class Link:\n    def __init__(self):\n        self.next = self\n"
+        "a, b, c = Link(), Link(), Link()\na.next, b.next, c.next = b, c, a\n"
+    )
+    tests = [
+        setup + "assert is_balanced(root) is False and is_balanced(small) is True",
+        setup + "assert is_node(root) and height(root) == 4",
+        ring + "assert ring_size(a) == 3",
+    ]
+    outcomes = sandbox.run(RunRequest(program, tests))
+    assert [o.status for o in outcomes] == ["passed"] * 3, outcomes
 
 
 # --- nothing carries over, the worker holds -------------------------------------------------
