@@ -448,9 +448,20 @@ class _Held:
             self.objects.append(value)
         return ["handle", number, _type_name(value)]
 
-    def tags(self) -> dict:
-        """Decoders for what the test sends: references back, and its own objects."""
+    def arguments(self, message: dict) -> tuple[object, object]:
+        """The arguments of a request: plain data, references back to P's objects
+        (`["ref", n]`), and objects the test built (`["obj", n]`, described in the
+        request's flat `objects` table, so a long linked list nests no deeper than one
+        of its links)."""
+        table = message.get("objects") or []
+        if type(table) is not list or len(table) > _HELD_MAX:
+            raise WireError("a malformed object table")
         built: dict[int, object] = {}
+        for entry in table:
+            if (type(entry) is not list or len(entry) != 3 or type(entry[0]) is not int or entry[0] in built
+                    or type(entry[1]) is not str or type(entry[2]) is not list):
+                raise WireError("a malformed object")
+            built[entry[0]] = self._instance(entry[1])
 
         def reference(node: list, walk, depth: int) -> object:
             if len(node) != 2 or type(node[1]) is not int or not 0 <= node[1] < len(self.objects):
@@ -458,25 +469,20 @@ class _Held:
             return self.objects[node[1]]
 
         def made(node: list, walk, depth: int) -> object:
-            if (len(node) != 4 or type(node[1]) is not int or node[1] in built or type(node[2]) is not str
-                    or type(node[3]) is not list):
-                raise WireError("a malformed object")
-            instance = built[node[1]] = self._instance(node[2])
-            for pair in node[3]:
+            if len(node) != 2 or type(node[1]) is not int or node[1] not in built:
+                raise WireError("a bad object number")
+            return built[node[1]]
+
+        tags = {"ref": reference, "obj": made}
+        for number, name, attributes in table:
+            for pair in attributes:
                 if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
                     raise WireError("a malformed attribute")
                 try:
-                    object.__setattr__(instance, pair[0], walk(pair[1], depth + 1))
+                    object.__setattr__(built[number], pair[0], from_tree(pair[1], tags))
                 except (AttributeError, TypeError) as exc:
-                    raise WireError(f"an attribute the program's {node[2]} cannot take ({exc})") from None
-            return instance
-
-        def seen(node: list, walk, depth: int) -> object:
-            if len(node) != 2 or type(node[1]) is not int or node[1] not in built:
-                raise WireError("a bad object reference")
-            return built[node[1]]
-
-        return {"ref": reference, "object": made, "seen": seen}
+                    raise WireError(f"an attribute the program's {name} cannot take ({exc})") from None
+        return from_tree(message.get("args"), tags), from_tree(message.get("kwargs"), tags)
 
     def _instance(self, name: str) -> object:
         cls = self.namespace.get(name)
@@ -575,6 +581,8 @@ def _program_main(payload: dict) -> None:
 _ACTIONS = {
     "call": lambda target, args, kwargs: target(*args, **kwargs),
     "getattr": lambda target, args, kwargs: getattr(target, args[0]),
+    "setattr": lambda target, args, kwargs: setattr(target, args[0], args[1]),
+    "setitem": lambda target, args, kwargs: target.__setitem__(args[0], args[1]),
     "iter": lambda target, args, kwargs: iter(target),
     "next": lambda target, args, kwargs: next(target),
     "len": lambda target, args, kwargs: len(target),
@@ -583,16 +591,14 @@ _ACTIONS = {
     "bool": lambda target, args, kwargs: bool(target),
     "str": lambda target, args, kwargs: str(target),
 }
-_ONE_ARGUMENT = frozenset({"getattr", "getitem", "contains"})
+_ARGUMENT_COUNT = {"getattr": 1, "getitem": 1, "contains": 1, "setattr": 2, "setitem": 2}
 
 
 def _serve_call(namespace: dict, held: _Held, message: dict) -> dict:
     """One request from the test: a call to a function of the program by name, or an
     action on an object the test holds a reference to."""
     try:
-        tags = held.tags()
-        args = from_tree(message.get("args"), tags)
-        kwargs = from_tree(message.get("kwargs"), tags)
+        args, kwargs = held.arguments(message)
     except WireError as exc:
         return {"op": "refused", "detail": f"bad arguments: {exc}"}
     if type(args) is not tuple or type(kwargs) is not dict:
@@ -607,7 +613,9 @@ def _serve_call(namespace: dict, held: _Held, message: dict) -> dict:
         number, action = message.get("handle"), message.get("action")
         if type(number) is not int or not 0 <= number < len(held.objects) or action not in _ACTIONS:
             return {"op": "refused", "detail": "a bad request about an object of the program"}
-        if action in _ONE_ARGUMENT and (len(args) != 1 or kwargs or (action == "getattr" and type(args[0]) is not str)):
+        count = _ARGUMENT_COUNT.get(action)
+        if count is not None and (len(args) != count or kwargs
+                                  or (action in ("getattr", "setattr") and type(args[0]) is not str)):
             return {"op": "refused", "detail": f"bad arguments for {action}"}
         target = held.objects[number]
         label = f"{action}() of a {_type_name(target)}"
@@ -688,11 +696,16 @@ class _Link:
             handle = self.handles[node[1]] = _Handle(self, node[1], kind)
         return handle
 
-    def _encoder(self):
-        """Arguments that are not plain data: references go back as they came; objects
-        of the test's own classes (a tree of Nodes its set-up built) go by value."""
+    def _encode(self, args: tuple, kwargs: dict) -> tuple[object, object, list]:
+        """Arguments as trees, and the table of the test's own objects among them.
+
+        References go back as they came. Objects of the test's own classes (a tree of
+        Nodes its set-up built) go by value: each once, in a flat table of
+        `[number, class name, [[attribute, tree], ...]]`, referred to as `["obj", n]`,
+        so shared and cyclic links survive and a long chain nests no deeper than a link.
+        """
         numbers: dict[int, int] = {}
-        kept: list[object] = []  # alive until sent, so no id is reused
+        found: list[object] = []  # alive until sent, so no id is reused
 
         def other(value: object, walk, depth: int) -> object:
             if type(value) is _Handle:
@@ -708,14 +721,25 @@ class _Link:
                 attributes = object.__getattribute__(value, "__dict__")
             except AttributeError:
                 raise NotPlain(f"a {_type_name(value)} without a __dict__") from None
-            if id(value) in numbers:
-                return ["seen", numbers[id(value)]]
-            numbers[id(value)] = len(numbers)
-            kept.append(value)
-            return ["object", numbers[id(value)], kind.__name__,
-                    [[key, walk(item, depth + 1)] for key, item in dict.items(attributes) if type(key) is str]]
+            if type(attributes) is not dict:
+                raise NotPlain(f"a {_type_name(value)} with an odd __dict__")
+            if id(value) not in numbers:
+                if len(found) >= _HELD_MAX:
+                    raise NotPlain(f"more than {_HELD_MAX} objects")
+                numbers[id(value)] = len(found)
+                found.append(value)
+            return ["obj", numbers[id(value)]]
 
-        return other
+        wire_args, wire_kwargs = to_tree(args, other), to_tree(kwargs, other)
+        table = []
+        index = 0
+        while index < len(found):  # grows while attributes bring in more objects
+            value = found[index]
+            attributes = object.__getattribute__(value, "__dict__")
+            table.append([index, type(value).__name__,
+                          [[key, to_tree(item, other)] for key, item in dict.items(attributes) if type(key) is str]])
+            index += 1
+        return wire_args, wire_kwargs, table
 
     def call(self, name: str, args: tuple, kwargs: dict) -> object:
         return self._ask({"op": "call", "name": name}, f"{name}()", args, kwargs)
@@ -727,15 +751,14 @@ class _Link:
     def _ask(self, request: dict, label: str, args: tuple, kwargs: dict) -> object:
         if self.broken is not None:
             raise ProgramBroke(self.broken)
-        encode = self._encoder()
         try:
-            wire_args, wire_kwargs = to_tree(args, encode), to_tree(kwargs, encode)
+            wire_args, wire_kwargs, objects = self._encode(args, kwargs)
         except NotPlain as exc:
             raise self.fail(f"an argument of {label} is {exc}; only plain data, objects of the test's "
                             "own classes and objects of the program can be sent to it") from None
         self.calls += 1
         try:
-            send_frame(self.fd, {**request, "args": wire_args, "kwargs": wire_kwargs})
+            send_frame(self.fd, {**request, "args": wire_args, "kwargs": wire_kwargs, "objects": objects})
         except OSError:
             raise self.fail(f"the program's process ended before a call to {label}", ended=True) from None
         reply = self.receive(f"during a call to {label}")
@@ -819,8 +842,8 @@ class _Handle:
     """An object of the program, held in P; the test holds this reference to it.
 
     What gives the program's own answer is asked of P: calling it, its attributes,
-    iterating, indexing, `in`, len(), str() and its truth value; each answer is plain
-    data or another reference. Comparisons and hashing are the test's own: by
+    iterating, indexing, `in`, len(), str() and its truth value (and setting an
+    attribute or an item); each answer is plain data or another reference. Comparisons and hashing are the test's own: by
     identity, as for any object without them, so the program never decides an `==`.
     """
 
@@ -844,6 +867,17 @@ class _Handle:
         if name.startswith("__") and name.endswith("__"):  # protocols stay the test's own
             raise AttributeError(name)
         return self._link.apply(self, "getattr", name)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _Handle.__slots__:
+            object.__setattr__(self, name, value)
+        elif name.startswith("__") and name.endswith("__"):
+            raise AttributeError(f"{name} of an object of the program cannot be set from the test")
+        else:
+            self._link.apply(self, "setattr", name, value)
+
+    def __setitem__(self, key, value) -> None:
+        self._link.apply(self, "setitem", key, value)
 
     def __iter__(self):
         return self._link.apply(self, "iter")

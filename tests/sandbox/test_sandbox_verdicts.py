@@ -325,9 +325,10 @@ def test_objects_of_the_program_are_used_by_reference(sandbox):
         "assert Pair(1, 2) == Pair(1, 2)",  # the program's __eq__ is not asked: identity
         "assert squares(3) == [0, 1, 4]",
         "assert repr(Pair(1, 2)) == '<Pair object of the sandboxed program>'",
+        "p = Pair(1, 2)\np.a = 10\nt = table()\nt_items = t['n']\nassert p.total() == 12 and t_items[0].total() == 7",
     ]
     outcomes = sandbox.run(RunRequest(program, tests))
-    assert [o.status for o in outcomes] == ["passed"] * 7 + ["failed"] * 2 + ["passed"], outcomes
+    assert [o.status for o in outcomes] == ["passed"] * 7 + ["failed"] * 2 + ["passed"] * 2, outcomes
     assert outcomes[8].detail == "assert squares(3) == [0, 1, 4]  # got <generator object of the sandboxed program>"
 
 
@@ -342,6 +343,8 @@ def test_objects_the_test_builds_go_to_the_program_by_value(sandbox):
         "def is_node(x):\n    return isinstance(x, Node)\n"
         "def ring_size(start):\n    size, at = 1, start.next\n"
         "    while at is not start:\n        size, at = size + 1, at.next\n    return size\n"
+        "def length(head):\n    count = 0\n    while head is not None:\n        count, head = count + 1, head.next\n"
+        "    return count\n"
     )
     setup = (
         "class Node:\n    def __init__(self, data):\n        self.data, self.left, self.right = data, None, None\n"
@@ -352,13 +355,18 @@ def test_objects_the_test_builds_go_to_the_program_by_value(sandbox):
         "class Link:\n    def __init__(self):\n        self.next = self\n"
         "a, b, c = Link(), Link(), Link()\na.next, b.next, c.next = b, c, a\n"
     )
+    chain = (  # far longer than plain data may nest: the links travel flat
+        "class ListNode:\n    def __init__(self, value, next=None):\n        self.value, self.next = value, next\n"
+        "head = None\nfor value in range(3000):\n    head = ListNode(value, head)\n"
+    )
     tests = [
         setup + "assert is_balanced(root) is False and is_balanced(small) is True",
         setup + "assert is_node(root) and height(root) == 4",
         ring + "assert ring_size(a) == 3",
+        chain + "assert length(head) == 3000 and length(None) == 0",
     ]
     outcomes = sandbox.run(RunRequest(program, tests))
-    assert [o.status for o in outcomes] == ["passed"] * 3, outcomes
+    assert [o.status for o in outcomes] == ["passed"] * 4, outcomes
 
 
 # --- nothing carries over, the worker holds -------------------------------------------------
