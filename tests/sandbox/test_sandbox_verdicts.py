@@ -332,6 +332,50 @@ def test_objects_of_the_program_are_used_by_reference(sandbox):
     assert outcomes[8].detail == "assert squares(3) == [0, 1, 4]  # got <generator object of the sandboxed program>"
 
 
+def test_protocols_of_a_program_object_stay_the_tests_own(sandbox):
+    """An object that answers every attribute (`__getattr__`) answers the test's plain
+    reads, but no protocol the test's own code looks up by name (numpy's
+    `__array_interface__`, dataclasses' fields, copy's hooks) is asked of it."""
+    program = (
+        "class Anything:\n    def __getattr__(self, name):\n        return {'data': (0, False), 'shape': (1,), 'typestr': '<i8'}\n"
+        "def f():\n    return Anything()\n"
+    )
+    test = (
+        "import copy, dataclasses\n"
+        "o = f()\n"
+        "assert o.anything == {'data': (0, False), 'shape': (1,), 'typestr': '<i8'}\n"
+        "assert not hasattr(o, '__array_interface__') and not hasattr(o, '__dataclass_fields__')\n"
+        "assert not dataclasses.is_dataclass(o) and copy.copy(o) is not o\n"
+    )
+    outcome = run_one(sandbox, program, test)
+    assert outcome.status == "passed", outcome
+
+
+# A program that takes over its own side of the protocol: it replaces the worker's
+# encoder in its own process, so every answer is a tree it chose. The test's side
+# must refuse whatever is not plain data or a well-formed reference.
+FORGED_TREES = {
+    "an object the test would build": '["obj", 0]',
+    "a reference the test would resolve": '["ref", 0]',
+    "a reference with a bad number": '["handle", "0", "x"]',
+    "an unknown tag": '["pickle", "gASVAAAAAAAAAAA="]',
+    "a malformed tuple inside a list": '["list", [["tuple", 5]]]',
+    "an int that is not hex": '["int", "12e3"]',
+}
+
+
+@pytest.mark.parametrize("name", list(FORGED_TREES))
+def test_forged_trees_from_a_hijacked_program_side_are_errors(sandbox, name):
+    program = (
+        "import sys\n"
+        f"FORGED = {FORGED_TREES[name]}\n"
+        "sys.modules['__main__'].to_tree = lambda value, other=None: FORGED\n"
+        "def f(x):\n    return x\n"
+    )
+    outcome = run_one(sandbox, program, "assert f(1) == 1")
+    assert outcome.status == "error" and "f() answered with malformed data" in outcome.detail, outcome
+
+
 def test_objects_the_test_builds_go_to_the_program_by_value(sandbox):
     """A tree or a linked list built by the test's own classes (MBPP's set-up code)
     reaches the program rebuilt, as the program's class of that name when it has one."""
