@@ -935,6 +935,8 @@ def _importable(module: str) -> bool:
     top = module.split(".")[0]
     if top in _ACTS_ON_IMPORT or not (top in sys.stdlib_module_names or top in _IMPORTABLE_EXTRA):
         return False
+    if "__main__" in module.split("."):  # a package's script: importing it runs it
+        return False
     if not all(part.isidentifier() for part in module.split(".")):
         return False
     try:

@@ -376,6 +376,22 @@ def test_forged_trees_from_a_hijacked_program_side_are_errors(sandbox, name):
     assert outcome.status == "error" and "f() answered with malformed data" in outcome.detail, outcome
 
 
+def test_a_hijacked_program_side_cannot_make_the_test_run_a_script(sandbox):
+    """A program that answers the test's name lookup itself, claiming that a name is
+    the module `unittest.__main__` (importing it runs unittest's command line), gets
+    nothing run in the test's process."""
+    program = (
+        "import sys\n"
+        "worker = sys.modules['__main__']\n"
+        "honest = worker._describe_names\n"
+        "worker._describe_names = lambda *args: honest(*args) + [['x', 'module', 'unittest.__main__']]\n"
+        "def f():\n    return 1\n"
+    )
+    outcome = run_one(sandbox, program, "import sys\nassert f() == 1 and 'unittest.__main__' not in sys.modules\nx.run")
+    assert outcome.status == "error" and "cannot import module 'unittest.__main__'" in outcome.detail, outcome
+    assert outcome.output == ""  # unittest's command line would have said "Ran 0 tests"
+
+
 def test_objects_the_test_builds_go_to_the_program_by_value(sandbox):
     """A tree or a linked list built by the test's own classes (MBPP's set-up code)
     reaches the program rebuilt, as the program's class of that name when it has one."""
