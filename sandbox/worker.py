@@ -772,7 +772,13 @@ class _Link:
                 raise self.fail(f"{label} answered with malformed data ({exc})") from None
             return value
         if op == "raise":
-            raise _rebuild_exception(reply)
+            error = _rebuild_exception(reply)
+            if isinstance(error, StopIteration) and request.get("action") != "next":
+                # Only next() may end an iteration: a StopIteration from a call would
+                # silently end the test's own loop (`all(map(f, xs))` holding for any
+                # f), as PEP 479 turns one inside a generator into a RuntimeError.
+                raise RuntimeError(f"the program raised {reply.get('type')} during a call to {label}")
+            raise error
         detail = reply.get("detail")
         detail = detail if isinstance(detail, str) else f"the program answered {str(op)[:40]!r}"
         raise self.fail(_one_line(detail))
@@ -1237,6 +1243,10 @@ def _zygote_main(control: socket.socket, scratch: str) -> None:
         theirs.close()
 
 
+class ZygoteGone(RuntimeError):
+    """The zygote died (a job's program can kill it): this worker cannot go on."""
+
+
 class _Zygote:
     """The worker's handle on the zygote and the blank children it keeps ready."""
 
@@ -1267,17 +1277,23 @@ class _Zygote:
         self.asked = 0  # blank children asked for and not yet announced
 
     def ask(self, count: int) -> None:
-        for _ in range(count):
-            self.sock.send(b'{"op": "fork"}')
+        try:
+            for _ in range(count):
+                self.sock.send(b'{"op": "fork"}')
+        except OSError as exc:  # it died with requests unread: ECONNRESET or EPIPE
+            raise ZygoteGone(f"the zygote is gone ({exc.strerror})") from None
         self.asked += count
 
     def _receive(self, timeout: float) -> bool:
         """Take one message if one comes within `timeout`; False if none did."""
         if not select.select([self.sock], [], [], max(0.0, timeout))[0]:
             return False
-        data, fds, _, _ = socket.recv_fds(self.sock, 4096, 1)
+        try:
+            data, fds, _, _ = socket.recv_fds(self.sock, 4096, 1)
+        except OSError as exc:  # it died with our requests unread: ECONNRESET
+            raise ZygoteGone(f"the zygote is gone ({exc.strerror})") from None
         if not data:
-            raise RuntimeError("the zygote is gone")
+            raise ZygoteGone("the zygote is gone")
         message = json.loads(data)
         if message.get("op") == "blank" and fds:
             self.blanks.append((int(message["pid"]), socket.socket(fileno=fds[0])))
@@ -1458,13 +1474,16 @@ class _Worker:
             os.kill(self.zygote.pid, signal.SIGCONT)
         except OSError:
             pass
-        self.zygote.pump()
-        self.zygote.ended.clear()  # earlier jobs' processes
         try:
+            self.zygote.pump()
+            self.zygote.ended.clear()  # earlier jobs' processes
             program_child, test_child = self.zygote.take_blank(), self.zygote.take_blank()
         except RuntimeError as exc:
             raise NotRun(str(exc)) from None
-        self.zygote.ask(2)  # the next job's, forked while this one runs
+        try:
+            self.zygote.ask(2)  # the next job's, forked while this one runs
+        except ZygoteGone:
+            pass  # noticed again below, or by the next job, which declines
         channel_t, channel_p = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_r, out_w = os.pipe()
         report_r, report_w = os.pipe()
@@ -1476,6 +1495,10 @@ class _Worker:
                                                prelude=job.get("prelude") or "",
                                                entry_point=job.get("entry_point"), token=token),
                               [channel_t.fileno(), out_w, report_w])
+        except OSError as exc:  # a blank child died before its job: with its zygote
+            os.close(out_r)
+            os.close(report_r)
+            raise NotRun(f"a blank child died before its job ({exc.strerror})") from None
         finally:
             channel_t.close()
             channel_p.close()
@@ -1484,6 +1507,11 @@ class _Worker:
         self._ended_job = [_pidfd(p_pid), _pidfd(t_pid)]
         try:
             result = self._watch(p_pid, t_pid, out_r, report_r, token, timeout, cap, started)
+        except ZygoteGone as exc:
+            # The zygote died during the job (killed by its program, or by an earlier
+            # job's before it could be seen): its children die with it, so the verdict
+            # is unknown. A fresh worker runs the job again.
+            raise NotRun(str(exc)) from None
         finally:
             os.close(out_r)
             os.close(report_r)

@@ -114,6 +114,10 @@ FORGERIES = {
         "def f(x):\n    return Yes()\n",
         "assert f(1) in [1, 2] and f(1) in {1: 0}",
     ),
+    "StopIteration from a call, ending the test's own iteration": (
+        "def f(x):\n    raise StopIteration\n",
+        "assert all(map(f, [1, 2])) and list(map(f, [3])) == []",
+    ),
     "an object with every comparison and protocol overridden": (
         "class Liar:\n"
         "    def __eq__(self, o):\n        return True\n"
@@ -332,6 +336,18 @@ def test_objects_of_the_program_are_used_by_reference(sandbox):
     assert outcomes[8].detail == "assert squares(3) == [0, 1, 4]  # got <generator object of the sandboxed program>"
 
 
+def test_only_next_may_end_an_iteration(sandbox):
+    program = "def f(x):\n    raise StopIteration\ndef g(n):\n    yield from range(n)\n"
+    tests = [
+        "assert all(map(f, [1, 2]))",
+        "assert list(g(3)) == [0, 1, 2] and [x for x in g(2)] == [0, 1]",
+        "it = iter(g(1))\nassert next(it) == 0\ntry:\n    next(it)\nexcept StopIteration:\n    pass\nelse:\n    assert False",
+    ]
+    outcomes = sandbox.run(RunRequest(program, tests))
+    assert [o.status for o in outcomes] == ["error", "passed", "passed"], outcomes
+    assert outcomes[0].detail == "RuntimeError: the program raised StopIteration during a call to f()"
+
+
 def test_protocols_of_a_program_object_stay_the_tests_own(sandbox):
     """An object that answers every attribute (`__getattr__`) answers the test's plain
     reads, but no protocol the test's own code looks up by name (numpy's
@@ -510,11 +526,13 @@ def test_killing_the_zygote_replaces_the_worker(make_sandbox):
     """The worker's own failure retires it: later jobs never get its errors."""
     sandbox = make_sandbox(workers=1)
     outcome = run_one(sandbox, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n", "assert True")
-    # The test itself may finish before the zygote's end takes its children with it.
+    # The test itself may finish before the zygote's end takes its children with it;
+    # if the worker sees the zygote gone first, the job reruns on a fresh worker (and
+    # kills that one's zygote too): one to three workers are replaced.
     assert outcome.status in ("passed", "error"), outcome
     assert_honest_code_still_passes(sandbox)
     assert_honest_code_still_passes(sandbox)
-    assert sandbox.replacements == 1
+    assert 1 <= sandbox.replacements <= 3
 
 
 @pytest.mark.docker
