@@ -22,6 +22,16 @@ COMMANDS: dict[str, str] = {
 }
 
 
+def terminal_safe(text: str) -> str:
+    """`text` fit to print on a terminal: control characters other than newline and tab
+    (escape sequences that could retitle, clear or rewrite the user's terminal, as a
+    model-written lesson may hold) are shown as \\xNN / \\uNNNN escapes."""
+    return "".join(
+        ch if ch in "\n\t" or (ch.isprintable() or ch == " ") else ch.encode("unicode_escape").decode("ascii")
+        for ch in text
+    )
+
+
 class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
 

@@ -82,7 +82,7 @@ class MemoryStore:
             # A killed run may have left a torn last line: end it, or this lesson would
             # be glued onto it and lost.
             torn = path.exists() and path.stat().st_size > 0 and not _ends_with_newline(path)
-            with path.open("a", encoding="utf-8") as fh:
+            with path.open("a", encoding="utf-8", errors="backslashreplace") as fh:
                 fh.write(("\n" if torn else "") + json.dumps(asdict(lesson), ensure_ascii=False) + "\n")
                 fh.flush()
 

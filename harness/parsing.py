@@ -23,11 +23,18 @@ def parse(source: str, filename: str = "<unknown>") -> ast.Module:
         return ast.parse(source, filename)
 
 
+# What `ast.parse` raises for text it cannot turn into a tree: bad syntax, a NUL byte
+# (ValueError), or nesting too deep for the parser's stack or the recursion limit
+# (MemoryError "parser stack overflow", RecursionError): about 3,000 unary minuses in
+# a 3 KB answer are enough, so these are answers, not harness failures.
+_UNPARSEABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
 def try_parse(source: str) -> ast.Module | None:
-    """The module, or None when the text is not valid Python."""
+    """The module, or None when the text is not valid Python or nests too deeply to parse."""
     try:
         return parse(source)
-    except (SyntaxError, ValueError):
+    except _UNPARSEABLE:
         return None
 
 
@@ -39,4 +46,6 @@ def syntax_problem(source: str) -> str | None:
         return f"SyntaxError: {exc.msg} (line {exc.lineno})"
     except ValueError as exc:  # e.g. a NUL byte
         return f"ValueError: {exc}"
+    except (RecursionError, MemoryError) as exc:
+        return f"{type(exc).__name__}: the code nests too deeply to parse"
     return None

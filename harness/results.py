@@ -22,6 +22,10 @@ from typing import Any, Iterator
 SCHEMA_VERSION = 2
 READABLE_SCHEMAS = (1, 2)
 ERRORS_SCHEMA = 1
+# Text that is not valid UTF-8 (a lone surrogate from a task file or an exception
+# message) is written as its \udXXX escape instead of stopping the run: inside a JSON
+# string that escape reads back as the same character.
+_TEXT_ERRORS = "backslashreplace"
 STRATEGIES = ("reflexion", "feedback", "resample", "baseline")
 
 TrialKey = tuple[str, str, int, int]  # (task_id, strategy, attempt, trial)
@@ -140,7 +144,7 @@ class TrialLog:
         if self.path.exists() and self.path.stat().st_size != good_end:
             with self.path.open("r+b") as fh:
                 fh.truncate(good_end)
-        self._fh = self.path.open("a", encoding="utf-8")
+        self._fh = self.path.open("a", encoding="utf-8", errors=_TEXT_ERRORS)
         return records
 
     def append(self, record: TrialRecord) -> None:
@@ -159,7 +163,7 @@ def append_error(path: Path, row: dict[str, Any]) -> None:
     """One line of errors.jsonl (schema in the contract: kind, task_id, strategy,
     attempt, trial, role, error, at), flushed at once."""
     line = json.dumps({"schema": ERRORS_SCHEMA, **row}, ensure_ascii=False, sort_keys=True)
-    with path.open("a", encoding="utf-8") as fh:
+    with path.open("a", encoding="utf-8", errors=_TEXT_ERRORS) as fh:
         fh.write(line + "\n")
         fh.flush()
         os.fsync(fh.fileno())
@@ -182,7 +186,8 @@ def read_errors(path: Path) -> list[dict[str, Any]]:
 def write_json(path: Path, data: Any) -> None:
     """Writes a JSON file atomically (temp file + rename)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8",
+                   errors=_TEXT_ERRORS)
     os.replace(tmp, path)
 
 

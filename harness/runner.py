@@ -286,7 +286,7 @@ class Runner:
                 "trial": failure.trial, "role": failure.role, "error": failure.error, "at": at,
             })
             if failure.trace is not None:
-                with (self.run_dir / "error.log").open("a", encoding="utf-8") as fh:
+                with (self.run_dir / "error.log").open("a", encoding="utf-8", errors="backslashreplace") as fh:
                     fh.write(f"--- {at} {task.task_id} {strategy} attempt {attempt} trial {failure.trial}\n{failure.trace}\n")
 
 

@@ -26,8 +26,11 @@ WARNING = (
     "WARNING: sandbox 'process' runs model-written code on this machine WITHOUT "
     "isolation, as your user: it can read and delete your files, read the harness's "
     "environment (API keys included, through /proc), reach the network, and signal or "
-    "stop your processes; only resource limits apply. Verdicts are still computed apart "
-    "from the program. Use the docker sandbox for untrusted code."
+    "stop your processes; only resource limits apply. Files it leaves outside its scratch "
+    "folder (in /var/tmp, /dev/shm, your home) survive into later tests, so a program can "
+    "carry a hidden test's inputs into the feedback of a later internal test, and from "
+    "there into a prompt. Verdicts are still computed apart from the program. Use the "
+    "docker sandbox for untrusted code."
 )
 
 

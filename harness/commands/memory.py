@@ -5,7 +5,7 @@ import argparse
 import json
 from pathlib import Path
 
-from harness.cli import UsageError
+from harness.cli import UsageError, terminal_safe
 from harness.config import RunConfig
 from harness.memory import MemoryStore
 
@@ -68,7 +68,7 @@ def show_command(args: argparse.Namespace) -> int:
             origin = f"run {lesson.run_id}" + (f", model {lesson.model}" if lesson.model else "")
             oracle = " [from ORACLE feedback: hidden tests]" if lesson.oracle_feedback else ""
             print(f"  {lesson.strategy} attempt {lesson.attempt}, about trial {lesson.trial} ({origin}, {lesson.time}){oracle}:")
-            print(f"    {lesson.text}")
+            print(f"    {terminal_safe(lesson.text)}")
     if not found:
         where = f"namespace {args.namespace}" if args.namespace else f"{root}"
         stored = sorted(_stored_task_ids(root, namespaces))

@@ -9,7 +9,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.cli import UsageError
+from harness.cli import UsageError, terminal_safe
 from harness.config import STRATEGY_CHOICES, ConfigError, RunConfig
 
 if TYPE_CHECKING:
@@ -222,10 +222,10 @@ def _run(args: argparse.Namespace) -> int:
         os._exit(130)  # worker threads may be inside a model call; do not wait for them
     except Exception as exc:  # e.g. the Docker engine went away mid-run
         log = run_dir / "error.log"
-        with log.open("a", encoding="utf-8") as fh:
+        with log.open("a", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(f"--- the run stopped\n{traceback.format_exc()}\n")
         print(
-            f"error: the run stopped: {type(exc).__name__}: {exc} (traceback in {log}). Finished trials "
+            f"error: the run stopped: {type(exc).__name__}: {terminal_safe(str(exc))} (traceback in {log}). Finished trials "
             f"are saved; once fixed, resume with: python -m harness run --resume {run_dir}",
             file=sys.stderr,
         )

@@ -96,7 +96,7 @@ class NodeWorker:
         self._prompt_dir = tempfile.TemporaryDirectory(prefix="harness-prompts-")
         folder = Path(self._prompt_dir.name)
         for name, text in files.items():
-            (folder / name).write_text(text, encoding="utf-8")
+            (folder / name).write_text(text, encoding="utf-8", errors="backslashreplace")
         return folder
 
     def ready(self) -> dict[str, Any]:

@@ -17,6 +17,15 @@ class Message:
     cache_prefix: bool = False
 
 
+def valid_text(text: str) -> str:
+    """`text` as valid UTF-8: lone surrogates become \\udXXX escapes (other text unchanged)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 @dataclass(frozen=True)
 class Usage:
     input_tokens: int = 0
@@ -45,6 +54,12 @@ class Completion:
     # The backend sent no temperature (the model ignores or rejects it): the model
     # sampled at its own default, whatever was asked. Such answers are not cached.
     temperature_ignored: bool = False
+
+    def __post_init__(self) -> None:
+        # A reply can carry lone surrogates (an API's JSON may hold "\ud800", a local
+        # model may cut a character in half); text that is not valid UTF-8 would stop
+        # the first writer that stores it. Every reply is valid text from here on.
+        object.__setattr__(self, "text", valid_text(self.text))
 
 
 @runtime_checkable

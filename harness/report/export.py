@@ -57,7 +57,7 @@ def export(run: Run, fmt: str, out: Path | None = None, strategies: Sequence[str
             "samples.jsonl" if len(chosen) == 1 else f"samples-{strategy}.jsonl")
         lines, incomplete = humaneval_lines(run, strategy)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8") as fh:
+        with path.open("w", encoding="utf-8", errors="backslashreplace") as fh:
             for line in lines:
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
         written.append(Exported(path, strategy, len(lines), incomplete))

@@ -465,13 +465,13 @@ def _render(out_dir: Path, runs: Sequence[Run], title: str, view_port: int = VIE
     single = len(runs) == 1
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, df in tables.csv_files().items():
-        df.to_csv(out_dir / name, index=False)
+        df.to_csv(out_dir / name, index=False, errors="backslashreplace")
     head_view, head_df = headline(runs)
-    head_df.to_csv(out_dir / "headline.csv", index=False)
+    head_df.to_csv(out_dir / "headline.csv", index=False, errors="backslashreplace")
     trial_svg = plots.pass1_by_trial_svg(tables.pass1_by_trial)
     compute_svg = plots.compute_svg(tables.compute_curve)
-    (out_dir / "pass1_by_trial.svg").write_text(trial_svg, encoding="utf-8")
-    (out_dir / "compute.svg").write_text(compute_svg, encoding="utf-8")
+    (out_dir / "pass1_by_trial.svg").write_text(trial_svg, encoding="utf-8", errors="backslashreplace")
+    (out_dir / "compute.svg").write_text(compute_svg, encoding="utf-8", errors="backslashreplace")
     context = {
         "title": title,
         "single": single,
@@ -488,8 +488,10 @@ def _render(out_dir: Path, runs: Sequence[Run], title: str, view_port: int = VIE
     }
     env = _env()
     html = out_dir / "report.html"
-    html.write_text(env.get_template("report.html.j2").render(context), encoding="utf-8")
-    (out_dir / "report.md").write_text(env.get_template("report.md.j2").render(context), encoding="utf-8")
+    # Text that is not valid UTF-8 (a lone surrogate a task file carried) is written as
+    # its \udXXX escape rather than failing the report.
+    for path, template in ((html, "report.html.j2"), (out_dir / "report.md", "report.md.j2")):
+        path.write_text(env.get_template(template).render(context), encoding="utf-8", errors="backslashreplace")
     return html
 
 

@@ -59,7 +59,7 @@ def check_run(run_dir: Path, sandbox: Any, *, timeout_s: float = 5.0) -> tuple[i
             rows.append({"task_id": task_id, "strategy": strategy, "attempt": attempt, "test": o.test,
                          "status": o.status, "detail": o.detail})
     tmp = run_dir / (FILE + ".tmp")
-    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8", errors="backslashreplace")
     tmp.replace(run_dir / FILE)
     wrong = sum(1 for r in rows if r["status"] != "passed")
     note = f"; {skipped} attempt(s) skipped: no reference solution" if skipped else ""
