@@ -97,11 +97,14 @@ class Stopped(Exception):
 class AttemptIncomplete(Exception):
     """A model call failed after the backend's retries; the attempt stops unscored."""
 
-    def __init__(self, role: str, trial: int, error: str) -> None:
+    def __init__(self, role: str, trial: int, error: str, spent: dict | None = None) -> None:
         super().__init__(f"{role} at trial {trial}: {error}")
         self.role = role  # test_writer | actor | reflection
         self.trial = trial
         self.error = error
+        # What the unfinished trial had spent, the failed call included (the usage
+        # fields of a trial record): real spending that no record will carry.
+        self.spent = spent
 
 
 def _now() -> str:
@@ -122,11 +125,11 @@ def _usage_fields(meter: Meter) -> dict:
     }
 
 
-def _model_call(role: str, trial: int, fn: Callable[[], T]) -> T:
+def _model_call(role: str, trial: int, meter: Meter, fn: Callable[[], T]) -> T:
     try:
         return fn()
     except ModelError as exc:
-        raise AttemptIncomplete(role, trial, " ".join(str(exc).split())) from exc
+        raise AttemptIncomplete(role, trial, " ".join(str(exc).split()), _usage_fields(meter)) from exc
 
 
 def run_attempt(
@@ -166,7 +169,7 @@ def _iterate(
                 internal_tests = list(task.hidden_tests)
                 testgen_record = {"oracle_feedback": True, "kept": len(internal_tests)}
             else:
-                written = _model_call("test_writer", trial, lambda: write_tests(
+                written = _model_call("test_writer", trial, meter, lambda: write_tests(
                     ctx.model, ctx.prompts, meter, task,
                     max_tests=s.max_internal_tests, max_tokens=s.max_tokens_tests, settings=s.first_call(attempt),
                 ))
@@ -178,7 +181,7 @@ def _iterate(
         if strategy == "reflexion":
             if previous is not None:
                 last = previous
-                lesson = _model_call("reflection", trial, lambda: reflect(
+                lesson = _model_call("reflection", trial, meter, lambda: reflect(
                     ctx.model, ctx.prompts, meter, task, code=last.code, feedback=last.feedback,
                     max_tokens=s.max_tokens_lesson, settings=s.first_call(attempt),
                 ))
@@ -190,7 +193,7 @@ def _iterate(
 
         calls = s.resample_call(attempt, trial) if strategy == "resample" else s.first_call(attempt)
         context = None if strategy == "resample" else previous
-        draft = _model_call("actor", trial, lambda: write_code(
+        draft = _model_call("actor", trial, meter, lambda: write_code(
             ctx.model, ctx.prompts, meter, task,
             previous=context, lessons=shown, max_tokens=s.max_tokens, settings=calls,
         ))
@@ -271,7 +274,7 @@ def _baseline(ctx: LoopContext, task: Task, attempt: int) -> Iterator[TrialRecor
         raise Stopped()
     started = time.perf_counter()
     meter = Meter()
-    draft = _model_call("actor", 1, lambda: write_code(
+    draft = _model_call("actor", 1, meter, lambda: write_code(
         ctx.model, ctx.prompts, meter, task,
         previous=None, lessons=[], max_tokens=ctx.settings.max_tokens, settings=ctx.settings.first_call(attempt),
     ))

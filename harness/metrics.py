@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -549,30 +549,55 @@ def stopped_on_false_positive(attempts: pd.DataFrame, strategies: Sequence[str] 
 
 # --------------------------------------------------------------------------- spend
 
+_SPENT_COUNTS = ("model_calls", "cached_calls", "input_tokens", "output_tokens")
+_SPENT_MONEY = ("cost_usd", "cached_cost_usd")
+
+
+def unfinished_spend(errors: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """What unfinished trials spent, from errors.jsonl's `spent` fields: one row per
+    line that has them (strategy + the usage fields of a trial record)."""
+    rows = []
+    for row in errors:
+        spent = row.get("spent")
+        if not isinstance(spent, Mapping) or not isinstance(row.get("strategy"), str):
+            continue
+        rows.append({"strategy": row["strategy"],
+                     **{name: int(spent.get(name) or 0) for name in _SPENT_COUNTS},
+                     **{name: (float(spent[name]) if spent.get(name) is not None else None) for name in _SPENT_MONEY}})
+    return pd.DataFrame(rows, columns=["strategy", *_SPENT_COUNTS, *_SPENT_MONEY])
+
+
 def resources(trials: pd.DataFrame, strategies: Sequence[str],
-              errors: Iterable[tuple[str, str, int]] = ()) -> pd.DataFrame:
+              errors: Iterable[tuple[str, str, int]] = (),
+              unfinished: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per strategy totals over *every* recorded trial, incomplete attempts included
-    (what the run spent). cost_usd is money spent on model calls, cached_cost_usd what
-    the answers the response cache served had cost when first made (not spent again);
-    each is None when no trial of the strategy had a price for it.
+    (what the run spent), plus what trials a model error left unfinished had spent
+    (`unfinished`, from `unfinished_spend`; the failed call counts as a call).
+    cost_usd is money spent on model calls, cached_cost_usd what the answers the
+    response cache served had cost when first made (not spent again); each is None
+    when nothing of the strategy had a price for it.
     `errors`: errors.jsonl's attempt keys, for the incomplete count."""
     cols = ["strategy", "attempts", "incomplete_attempts", "trials", "model_calls",
             "cached_calls", "input_tokens", "output_tokens", "cost_usd", "cached_cost_usd",
-            "errors", "wall_s"]
+            "errors", "wall_s", "unfinished_calls"]
     incomplete = incomplete_attempts(trials, errors)
+    if unfinished is None:
+        unfinished = unfinished_spend(())
     rows = []
     for strategy in strategies:
         g = trials[trials["strategy"] == strategy]
-        costs = g["cost_usd"].dropna()
-        cached_costs = g["cached_cost_usd"].dropna()
+        u = unfinished[unfinished["strategy"] == strategy]
         done = g[g["complete"]].drop_duplicates(["task_id", "attempt"])
-        rows.append({
+        row: dict[str, Any] = {
             "strategy": strategy, "attempts": len(done),
             "incomplete_attempts": incomplete.get(strategy, 0), "trials": len(g),
-            "model_calls": int(g["model_calls"].sum()), "cached_calls": int(g["cached_calls"].sum()),
-            "input_tokens": int(g["input_tokens"].sum()), "output_tokens": int(g["output_tokens"].sum()),
-            "cost_usd": float(costs.sum()) if not costs.empty else None,
-            "cached_cost_usd": float(cached_costs.sum()) if not cached_costs.empty else None,
             "errors": int(g["error"].notna().sum()), "wall_s": float(g["wall_s"].sum()),
-        })
+            "unfinished_calls": int(u["model_calls"].sum()),
+        }
+        for name in _SPENT_COUNTS:
+            row[name] = int(g[name].sum()) + int(u[name].sum())
+        for name in _SPENT_MONEY:
+            costs = pd.concat([g[name].dropna(), u[name].dropna()])
+            row[name] = float(costs.sum()) if not costs.empty else None
+        rows.append(row)
     return pd.DataFrame(rows, columns=cols)

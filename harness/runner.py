@@ -284,6 +284,7 @@ class Runner:
             append_error(self.run_dir / "errors.jsonl", {
                 "kind": failure.kind, "task_id": task.task_id, "strategy": strategy, "attempt": attempt,
                 "trial": failure.trial, "role": failure.role, "error": failure.error, "at": at,
+                **({"spent": failure.spent} if failure.spent else {}),
             })
             if failure.trace is not None:
                 with (self.run_dir / "error.log").open("a", encoding="utf-8", errors="backslashreplace") as fh:
@@ -299,6 +300,7 @@ class UnitFailure:
     role: str | None
     error: str
     trace: str | None = None
+    spent: dict[str, Any] | None = None  # the unfinished trial's usage fields (model calls, tokens, cost)
 
 
 def run_unit(
@@ -319,7 +321,7 @@ def run_unit(
     except Stopped:
         raise
     except AttemptIncomplete as exc:
-        return UnitFailure("model_error", exc.trial, exc.role, exc.error)
+        return UnitFailure("model_error", exc.trial, exc.role, exc.error, spent=exc.spent)
     except Exception as exc:  # one unit's bug or outage must not end the run
         error = " ".join(f"{type(exc).__name__}: {exc}".split())
         return UnitFailure("unit_exception", next_trial, None, error, traceback.format_exc())

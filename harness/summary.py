@@ -63,7 +63,9 @@ Definitions:
   for t = 1..max(trial budget, highest trial seen); the baseline has one trial.
   Its last element equals pass@1.
 * model_calls, tokens, cost_usd, errors and wall_s are totals over every
-  recorded trial, incomplete attempts included: what the run spent.
+  recorded trial, incomplete attempts included, plus what the trials a model error
+  left unfinished had spent (errors.jsonl's `spent`; the failed call counts): what
+  the run spent.
 * wall_s adds up each trial's wall time. Strategies and tasks run interleaved
   over several workers, so this is time spent on the strategy, not elapsed time.
 """
@@ -129,7 +131,8 @@ def build_summary(header: dict[str, Any], records: list[TrialRecord],
     ks = sorted({1, *(int(k) for k in (config.get("k") or [1]) if int(k) <= samples)})
     budget = config.get("trials")
     error_keys = _error_keys(errors)
-    spend = metrics.resources(trials, strategies, error_keys).set_index("strategy")
+    spend = metrics.resources(trials, strategies, error_keys,
+                              metrics.unfinished_spend(errors)).set_index("strategy")
     task_ids = _task_ids(header, records)
     tasks_info = header.get("tasks") or {}
     n_tasks = tasks_info.get("count")

@@ -175,7 +175,8 @@ def build_tables(runs: Sequence[Run]) -> tuple[Tables, list[RunFrames]]:
                            for rf in rfs]),
         stopped_fp=_concat([_with_run(metrics.stopped_on_false_positive(rf.shared_attempts, rf.strategies),
                                       rf.run.label) for rf in rfs]),
-        resources=_concat([_with_run(metrics.resources(rf.trials, rf.strategies, rf.run.error_keys), rf.run.label)
+        resources=_concat([_with_run(metrics.resources(rf.trials, rf.strategies, rf.run.error_keys,
+                                                     metrics.unfinished_spend(rf.run.errors)), rf.run.label)
                            for rf in rfs]),
         per_task=_concat([_with_run(per_task(rf), rf.run.label) for rf in rfs]),
     )

@@ -97,3 +97,23 @@ def test_memory_show_prints_a_lesson_s_escape_sequences_as_text(tmp_path: Path, 
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "Use a set.\\x1b]0;PWNED\\x07\\x1b[2J\\u202eevil" in out
+
+
+def test_what_an_unfinished_trial_spent_is_in_the_run_s_totals(tmp_path: Path, loop_sandbox) -> None:
+    """Trial 2's lesson call succeeds, then its Actor call fails past the retries: the
+    attempt is incomplete, but both calls were made (and the lesson's tokens spent)."""
+    from harness.summary import build_summary
+
+    model = _model(lambda m: WRONG_WITH_SURROGATE if len(m) == 1 else "!error: backend down")
+    result = run(tmp_path, model, loop_sandbox, strategy="reflexion", trials=3)
+
+    assert result.failed == {"model_error": 1}
+    (row,) = read_errors(result.run_dir / "errors.jsonl")
+    assert (row["trial"], row["role"]) == (2, "actor")
+    assert row["spent"]["model_calls"] == 2 and row["spent"]["output_tokens"] > 0, row["spent"]
+    summary = build_summary(result.header, result.records, [row])
+    recorded = sum(r.model_calls for r in result.records)
+    assert recorded == len(model.calls) - 2  # the test writer and trial 1's Actor
+    assert summary["strategies"]["reflexion"]["model_calls"] == len(model.calls)
+    tokens = sum(r.output_tokens for r in result.records) + row["spent"]["output_tokens"]
+    assert summary["strategies"]["reflexion"]["output_tokens"] == tokens
