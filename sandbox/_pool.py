@@ -34,6 +34,14 @@ def valid_text(text: str) -> str:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+@dataclass(frozen=True)
+class _WorkerFailed:
+    """A worker failed instead of answering; `outcome` is what the job gets if the rerun
+    fails too (None: it declined the job before running it)."""
+
+    outcome: TestOutcome | None
+
+
 class WorkerLost(Exception):
     """The worker died or stopped answering; `hung` tells which."""
 
@@ -184,15 +192,25 @@ class WorkerPool:
             self._idle.put(slot)
 
     def _run_test(self, slot: _Slot, request: RunRequest, test: str, timeout: float) -> TestOutcome:
-        outcome = self._run_test_once(slot, request, test, timeout)
-        if outcome is None:  # the worker declined the job before running it: a fresh one runs it
-            outcome = self._run_test_once(slot, request, test, timeout)
-        if outcome is None:
-            return TestOutcome(test=valid_text(test), status="error",
-                               detail="two sandbox workers in a row could not run the test")
-        return outcome
+        """The job's outcome. When the worker fails rather than answers (it declines the
+        job, dies, hangs or fails inside itself), it is replaced and the job runs once
+        more on the fresh one: an earlier job may have damaged it, and a verdict never
+        comes from a damaged worker. Only a second failure is the job's outcome."""
+        first = self._run_test_once(slot, request, test, timeout)
+        if isinstance(first, TestOutcome):
+            return first
+        second = self._run_test_once(slot, request, test, timeout)
+        if isinstance(second, TestOutcome):
+            return second
+        for failure in (second, first):
+            if failure.outcome is not None:
+                return failure.outcome
+        return TestOutcome(test=valid_text(test), status="error",
+                           detail="two sandbox workers in a row could not run the test")
 
-    def _run_test_once(self, slot: _Slot, request: RunRequest, test: str, timeout: float) -> TestOutcome | None:
+    def _run_test_once(
+        self, slot: _Slot, request: RunRequest, test: str, timeout: float
+    ) -> TestOutcome | _WorkerFailed:
         channel = slot.channel
         worn_out = channel is not None and channel.jobs_done >= self._jobs_per_worker
         if channel is None or channel.broken or channel.ended or worn_out:
@@ -226,28 +244,31 @@ class WorkerPool:
             channel.broken = True  # replaced before its next job
             channel.close()
             status = "timeout" if exc.hung else "error"
-            return TestOutcome(
-                test=test,
+            return _WorkerFailed(TestOutcome(
+                test=valid_text(test),
                 status=status,
                 detail=f"the sandbox worker {exc}; it was replaced",
                 duration_s=time.monotonic() - started,
-            )
+            ))
         if answer.get("retire"):  # it could not restore a clean state: never reuse it
             channel.broken = True
             with self._lock:
                 self.retired.append(valid_text(str(answer["retire"]))[:400])
         if answer.get("not_run"):
-            return None
+            return _WorkerFailed(None)
         status = answer.get("status")
         if status not in ("passed", "failed", "error", "timeout"):
             status, answer = "error", {"detail": f"the sandbox worker answered {answer!r}"[:400]}
-        return TestOutcome(
+        outcome = TestOutcome(
             test=valid_text(test),
             status=status,
             detail=valid_text(str(answer.get("detail", ""))),
             duration_s=float(answer.get("duration_s", 0.0)),
             output=valid_text(str(answer.get("output", ""))),
         )
+        if answer.get("internal"):  # the worker failed inside itself, not the test
+            return _WorkerFailed(outcome)
+        return outcome
 
     def close(self) -> None:
         with self._lock:

@@ -19,6 +19,7 @@ from sandbox.base import RunRequest, SandboxConfig, SandboxUnavailable, TestOutc
 
 OWNER_LABEL = "reflexion-harness.sandbox.owner"  # "<host>:<pid>" of the harness process
 TMPFS_MB = 64
+TMPFS_INODES = 20000  # files and directories in /tmp (and in /dev/shm) at once
 # The worker, its zygote, the blank children kept ready, the test's process and the
 # /tmp tmpfs share the container's memory cgroup with the program; RLIMIT_AS
 # (Limits.memory_mb) is what caps the program's process (and the test's) itself.
@@ -48,7 +49,10 @@ def container_options(config: SandboxConfig) -> dict:
         pids_limit=limits.pids,
         nano_cpus=int(limits.cpus * 1e9),
         read_only=True,
-        tmpfs={"/tmp": f"size={TMPFS_MB}m,mode=1777", "/dev/shm": "size=16m,mode=1777"},
+        # nr_inodes bounds how many files and directories a test can leave for the
+        # worker to remove between jobs (the size bound alone allows ~10^5 empty ones).
+        tmpfs={"/tmp": f"size={TMPFS_MB}m,nr_inodes={TMPFS_INODES},mode=1777",
+               "/dev/shm": f"size=16m,nr_inodes={TMPFS_INODES},mode=1777"},
         user="65534:65534",
         cap_drop=["ALL"],
         security_opt=["no-new-privileges"],

@@ -71,6 +71,7 @@ _NAMES_MAX = 5000  # names a program may expose
 _HELD_MAX = 100_000  # program objects the test may hold references to
 _ZYGOTE_TIMEOUT_S = 10.0
 _CLEANUP_TIMEOUT_S = 10.0
+_WIPE_TIMEOUT_S = 5.0
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
@@ -1320,10 +1321,28 @@ class _Zygote:
                 return pid, sock
             sock.close()
 
+    def known_blanks(self) -> set[int]:
+        """The blank children it keeps ready, once every fork asked for is announced
+        (a child forked but not yet announced would look like nobody's)."""
+        deadline = time.monotonic() + _ZYGOTE_TIMEOUT_S
+        while self.asked > 0:
+            self._resume()
+            if not self._receive(min(0.05, deadline - time.monotonic())) and time.monotonic() > deadline:
+                raise RuntimeError("the zygote did not announce the children it forked")
+        return {pid for pid, _ in self.blanks}
+
+    def _resume(self) -> None:
+        """A job's program may have stopped it; it must answer now."""
+        try:
+            os.kill(self.pid, signal.SIGCONT)
+        except OSError:
+            pass
+
     def status_of(self, pid: int, timeout: float) -> int | None:
         deadline = time.monotonic() + timeout
         while pid not in self.ended:
-            if not self._receive(deadline - time.monotonic()):
+            self._resume()
+            if not self._receive(min(0.05, deadline - time.monotonic())) and time.monotonic() > deadline:
                 return None
         return self.ended.pop(pid)
 
@@ -1356,36 +1375,45 @@ def _open_fds() -> list[int]:
 # ================================================================ the worker
 
 
-def _wipe(directory: str, keep: str = "") -> None:
+def _listdir_here() -> list[str]:
+    try:
+        return os.listdir(".")
+    except OSError:
+        return []
+
+
+def _wipe(directory: str, keep: str = "", deadline: float | None = None) -> None:
     """Empty `directory` (but keep the empty subdirectory `keep`), however deep it goes.
 
     Iterative and relative to the current directory: no recursion limit, no PATH_MAX,
-    no symlink followed (lstat, and chdir only into real directories).
+    no symlink followed (lstat, and chdir only into real directories). Each directory
+    is listed once, so the work is linear in the number of entries (re-listing a
+    parent after each subdirectory made 30,000 empty subdirectories take minutes).
+    Past `deadline` (time.monotonic()) it stops with TimeoutError.
     """
     try:
         os.chdir(directory)
     except OSError:
         return
-    stack: list[str] = []
-    while True:
-        descended = False
-        try:
-            entries = os.listdir(".")
-        except OSError:
-            entries = []
-        for name in entries:
-            if not stack and name == keep:
-                try:
-                    if stat.S_ISDIR(os.lstat(name).st_mode):
-                        os.chmod(name, 0o700)
-                        if os.listdir(name):
-                            os.chdir(name)
-                            stack.append("\0keep")
-                            descended = True
-                            break
-                        continue
-                except OSError:
-                    pass
+    # (name of the directory we are in, what is left to visit in its parent)
+    stack: list[tuple[str, list[str]]] = []
+    entries = _listdir_here()
+    try:
+        while True:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"emptying {directory} took too long")
+            if not entries:
+                if not stack:
+                    break
+                name, entries = stack.pop()
+                os.chdir("..")
+                if name != "\0keep":
+                    try:
+                        os.rmdir(name)
+                    except OSError:
+                        pass
+                continue
+            name = entries.pop()
             try:
                 mode = os.lstat(name).st_mode
             except OSError:
@@ -1396,25 +1424,15 @@ def _wipe(directory: str, keep: str = "") -> None:
                     os.chdir(name)
                 except OSError:
                     continue
-                stack.append(name)
-                descended = True
-                break
+                stack.append(("\0keep" if not stack and name == keep else name, entries))
+                entries = _listdir_here()
+                continue
             try:
                 os.unlink(name)
             except OSError:
                 pass
-        if descended:
-            continue
-        if not stack:
-            break
-        name = stack.pop()
-        os.chdir("..")
-        if name != "\0keep":
-            try:
-                os.rmdir(name)
-            except OSError:
-                pass
-    os.chdir("/")
+    finally:
+        os.chdir("/")
 
 
 class NotRun(Exception):
@@ -1431,6 +1449,7 @@ class _Worker:
             self.uid_process_base = self._count_own_processes()
         _clean_environment(self.scratch)
         os.makedirs(self.scratch, mode=0o700, exist_ok=True)
+        self.settings = _settings(0)  # the zygote and the blank children inherit them
         self.zygote = _Zygote(self.scratch)
         self.zygote.ask(2)  # the first job's two processes
         self._libc = ctypes.CDLL(None, use_errno=True)
@@ -1637,21 +1656,21 @@ class _Worker:
         until they are orphaned.
         """
         me, zygote = os.getpid(), self.zygote.pid
+        blanks = self.zygote.known_blanks()  # exactly the children it keeps ready
         if self.is_init:
             found = [int(e) for e in os.listdir("/proc") if e.isdigit()]
         else:
-            found = _children_of(me)
+            found = _children_of(me) + _children_of(zygote)
         leftovers = []
         for pid in found:
-            state = _proc_stat(pid)
-            if pid in (me, zygote) or state is None or state[0] in ("Z", "X"):
+            if pid in (me, zygote) or pid in blanks:
                 continue
-            # The zygote's own children are the blank children kept ready (the job's
-            # two processes are dead by now): no process of a test can become one.
-            if state[1] == zygote:
-                continue
-            leftovers.append(pid)
-        return leftovers
+            # Any other process is the test's, whatever its parent (clone(CLONE_PARENT)
+            # makes a child of the zygote) and whatever its state: a thread-group leader
+            # that exited while its other threads run shows as a zombie.
+            if _alive(pid):
+                leftovers.append(pid)
+        return sorted(set(leftovers))
 
     def _kill_leftovers(self) -> None:
         """Kill and reap every process the test left behind (daemons, forks, setsid)."""
@@ -1690,12 +1709,16 @@ class _Worker:
         """Restore the state every job starts from; what could not be restored, if anything."""
         try:
             self._kill_leftovers()
-            _wipe(self.scratch_root, keep="test")
+            # Bounded: a job must not delay the next one past its time (the host would
+            # take the late answer for a hung worker); a worker that cannot empty its
+            # folders in time retires instead, and the next job runs on a fresh one.
+            deadline = time.monotonic() + _WIPE_TIMEOUT_S
+            _wipe(self.scratch_root, keep="test", deadline=deadline)
             os.makedirs(self.scratch, mode=0o700, exist_ok=True)  # a test may have removed it
             os.chmod(self.scratch, 0o700)
             if self.is_init:  # these belong to the container: on a host they are the user's
-                _wipe("/dev/shm")
-                _wipe("/dev/mqueue")
+                _wipe("/dev/shm", deadline=deadline)
+                _wipe("/dev/mqueue", deadline=deadline)
                 self._remove_sysv_ipc()
             problem = self._state_problem()
         except Exception as exc:
@@ -1717,6 +1740,14 @@ class _Worker:
             return "processes of the test outlived the clean-up"
         if not self.zygote.alive():
             return "the zygote is gone"
+        for who, pid in (("worker", 0), ("zygote", self.zygote.pid),
+                         *(("blank child", pid) for pid in sorted(self.zygote.known_blanks()))):
+            try:
+                changed = _settings(pid) != self.settings
+            except OSError:  # a blank child the job killed: it is replaced before use
+                continue
+            if changed:
+                return f"the {who}'s resource limits or scheduling were changed by a test"
         if sorted(os.listdir(self.scratch_root)) != ["test"] or os.listdir(self.scratch):
             return f"{self.scratch_root} could not be emptied"
         if self.is_init:
@@ -1735,6 +1766,39 @@ def _pidfd(pid: int) -> int:
         return os.pidfd_open(pid)
     except (AttributeError, OSError):
         return -1
+
+
+_RLIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
+
+
+def _settings(pid: int) -> tuple:
+    """What any process of the same user may change in another one: resource limits
+    (prlimit), niceness, scheduling policy and CPU affinity. A job's program can set
+    them on the worker, the zygote or a blank child, and every later job would inherit
+    them; so the clean state includes them (0: this process)."""
+    return (
+        tuple(resource.prlimit(pid, which) for which in sorted(set(_RLIMITS))),
+        os.getpriority(os.PRIO_PROCESS, pid),
+        os.sched_getscheduler(pid),
+        tuple(sorted(os.sched_getaffinity(pid))),
+    )
+
+
+def _alive(pid: int) -> bool:
+    """Whether any thread of `pid` still runs (a zombie leader may have live threads)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat", "rb") as handle:
+                state = handle.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in (b"Z", b"X"):
+            return True
+    return False
 
 
 def _proc_stat(pid: int) -> tuple[str, int] | None:
@@ -1838,7 +1902,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         except Exception as exc:  # the worker's own failure: answer, then let the host replace it
             send({"id": job_id, "status": "error", "detail": f"sandbox worker: {_exception_line(exc)}",
-                  "duration_s": 0.0, "output": "", "retire": f"internal error: {_exception_line(exc)}"})
+                  "duration_s": 0.0, "output": "", "internal": True,
+                  "retire": f"internal error: {_exception_line(exc)}"})
             return 1
     return 0
 

@@ -297,3 +297,150 @@ def test_environment_does_not_reach_the_code(backend, sandbox_opener, monkeypatc
         sandbox.close()
     assert outcome.status == "passed", outcome
     assert "PATH" in outcome.output and "HARNESS_FAKE_API_KEY" not in outcome.output
+
+
+# --- leftovers that hide from the clean-up, and the worker's own processes ---------
+# A job's processes must all be gone before the next job, whatever their parent or
+# state, and nothing a job changes in the worker, the zygote or the blank children
+# kept ready may reach a later job: either the clean-up undoes it, or the worker
+# retires and a fresh one runs the next job.
+
+# A leftover that keeps writing `marker` into the scratch folder while it lives.
+_TOUCH_LOOP = (
+    "def touch_forever():\n"
+    "    while True:\n"
+    "        try:\n"
+    "            open('marker', 'w').close()\n"
+    "        except OSError:\n"
+    "            pass\n"
+    "        time.sleep(0.02)\n"
+)
+LEFTOVERS = {
+    # The leftover's main thread ends with the raw exit syscall while another thread
+    # goes on: /proc shows the process as a zombie, yet it runs.
+    "zombie leader with a live thread": (
+        "import ctypes, os, threading, time\n" + _TOUCH_LOOP +
+        "def spawn():\n"
+        "    if os.fork() == 0:\n"
+        "        os.setsid()\n"
+        "        if os.fork() == 0:\n"
+        "            threading.Thread(target=touch_forever).start()\n"
+        "            ctypes.CDLL(None).syscall(60, 0)  # SYS_exit (x86_64): this thread only\n"
+        "        os._exit(0)\n"
+        "    time.sleep(0.2)\n"
+        "    return True\n"
+    ),
+    # clone(CLONE_PARENT) makes the leftover a child of the zygote, as the blank
+    # children it keeps ready are.
+    "child of the zygote": (
+        "import ctypes, os, signal, time\n" + _TOUCH_LOOP +
+        "def spawn():\n"
+        "    pid = ctypes.CDLL(None).syscall(56, 0x8000 | signal.SIGCHLD, 0, 0, 0, 0)  # clone (x86_64)\n"
+        "    if pid == 0:\n"
+        "        touch_forever()\n"
+        "    time.sleep(0.2)\n"
+        "    return pid > 0\n"
+    ),
+}
+NOTHING_LEFT = "time.sleep(0.3)\nassert not os.path.exists('marker'), os.listdir('.')"
+
+
+@pytest.mark.parametrize("kind", list(LEFTOVERS))
+def test_a_leftover_process_cannot_hide_from_the_clean_up(sandbox, kind: str):
+    import platform
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the program makes x86_64 system calls by number")
+    spawned = run_one(sandbox, LEFTOVERS[kind], "assert spawn()")
+    assert spawned.status == "passed", spawned  # the leftover was made
+    for _ in range(2):  # the same worker (the pool's other one may take a job too)
+        later = run_one(sandbox, "import os, time\n", NOTHING_LEFT)
+        assert later.status == "passed", later
+    assert_healthy(sandbox)
+
+
+def _worker_processes_program() -> str:
+    return (
+        "import os, resource\n"
+        "def parent_of(pid):\n"
+        "    return int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+        "zygote = os.getppid()\n"
+        "worker = parent_of(zygote)\n"
+        "def siblings():\n"  # the blank children kept ready, and the test's process
+        "    found = []\n"
+        "    for entry in filter(str.isdigit, os.listdir('/proc')):\n"
+        "        try:\n"
+        "            if parent_of(int(entry)) == zygote and int(entry) != os.getpid():\n"
+        "                found.append(int(entry))\n"
+        "        except (OSError, ValueError):\n"
+        "            pass\n"
+        "    return found\n"
+    )
+
+
+SETTINGS = {
+    "the zygote's open-file limit": "resource.prlimit(zygote, resource.RLIMIT_NOFILE, (32, 32))",
+    "the worker's open-file limit": "resource.prlimit(worker, resource.RLIMIT_NOFILE, (24, 24))",
+    "the zygote's niceness": "os.setpriority(os.PRIO_PROCESS, zygote, 19)",
+    "the blank children's CPU time limit": (
+        "for pid in siblings():\n    resource.prlimit(pid, resource.RLIMIT_CPU, (1, 1))"),
+    "the blank children's CPU affinity": (
+        "for pid in siblings():\n    os.sched_setaffinity(pid, {min(os.sched_getaffinity(0))})"),
+}
+
+
+@pytest.mark.parametrize("change", list(SETTINGS))
+def test_settings_a_job_changes_in_the_worker_s_processes_reach_no_later_job(make_sandbox, change: str):
+    """prlimit, setpriority and sched_setaffinity work on any process of the same user:
+    the worker notices the change after the job and retires; later jobs run on a fresh
+    worker with the settings every job starts from."""
+    sandbox = make_sandbox(workers=1)
+    program = _worker_processes_program()
+    before = run_one(sandbox, program, "print(resource.getrlimit(resource.RLIMIT_NOFILE), os.nice(0), "
+                                       "sorted(os.sched_getaffinity(0)))")
+    assert before.status == "passed", before
+    run_one(sandbox, program, SETTINGS[change])  # its own outcome does not matter
+    for _ in range(2):
+        after = run_one(sandbox, program, "print(resource.getrlimit(resource.RLIMIT_NOFILE), os.nice(0), "
+                                          "sorted(os.sched_getaffinity(0)))")
+        assert after.status == "passed", after
+        assert after.output == before.output
+        assert_healthy(sandbox)
+    assert sandbox.replacements >= 1
+
+
+def test_the_wipe_lists_each_directory_once(tmp_path, monkeypatch):
+    """Emptying a folder with n subfolders reads O(n) directory entries (it once
+    re-listed the parent after each subfolder: 30,000 empty subfolders took minutes,
+    and the next job was late)."""
+    import os
+
+    from sandbox import worker
+
+    root = tmp_path / "scratch"
+    (root / "test").mkdir(parents=True)
+    n = 2000
+    for i in range(n):
+        (root / "d" / str(i)).mkdir(parents=True)
+    (root / "test" / "keep-me-empty").write_text("x")
+    seen = []
+    real_listdir = os.listdir
+
+    def counting(path="."):
+        found = real_listdir(path)
+        seen.append(len(found))
+        return found
+
+    monkeypatch.setattr(os, "listdir", counting)
+    cwd = os.getcwd()
+    try:
+        worker._wipe(str(root), keep="test")
+    finally:
+        os.chdir(cwd)
+    monkeypatch.undo()
+    assert sorted(os.listdir(root)) == ["test"] and os.listdir(root / "test") == []
+    assert sum(seen) <= 3 * n, sum(seen)
+    (root / "d").mkdir()
+    with pytest.raises(TimeoutError):
+        worker._wipe(str(root), deadline=0.0)
+    os.chdir(cwd)
