@@ -1771,16 +1771,23 @@ def _pidfd(pid: int) -> int:
 _RLIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
 
 
+_SYS_IOPRIO_GET = {"x86_64": 252, "aarch64": 31}.get(os.uname().machine)
+
+
 def _settings(pid: int) -> tuple:
     """What any process of the same user may change in another one: resource limits
-    (prlimit), niceness, scheduling policy and CPU affinity. A job's program can set
-    them on the worker, the zygote or a blank child, and every later job would inherit
-    them; so the clean state includes them (0: this process)."""
+    (prlimit), niceness, scheduling policy, CPU affinity and I/O priority. A job's
+    program can set them on the worker, the zygote or a blank child, and every later
+    job would inherit them; so the clean state includes them (0: this process)."""
+    ioprio = None
+    if _SYS_IOPRIO_GET is not None:
+        ioprio = ctypes.CDLL(None).syscall(_SYS_IOPRIO_GET, 1, pid)  # IOPRIO_WHO_PROCESS
     return (
         tuple(resource.prlimit(pid, which) for which in sorted(set(_RLIMITS))),
         os.getpriority(os.PRIO_PROCESS, pid),
         os.sched_getscheduler(pid),
         tuple(sorted(os.sched_getaffinity(pid))),
+        ioprio,
     )
 
 
