@@ -54,10 +54,13 @@ class PairLine:
     tasks: int  # shared complete tasks
     excluded: int  # tasks left out (not complete under both)
     pairs: int  # attempt pairs behind McNemar's test
-    calls_ratio: float | None  # a's mean calls per attempt / b's
+    calls_ratio: float | None  # a's mean calls per attempt / b's (None: not defined)
+    tokens_ratio: float | None = None  # the same for tokens
 
     def sentence(self) -> str:
-        ratio = f"; {self.calls_ratio:.1f}× the calls" if self.calls_ratio and math.isfinite(self.calls_ratio) else ""
+        if self.tasks == 0:  # the report's wording (harness.summary.answer_line)
+            return f"{self.a} − {self.b}: no task completed by both ({self.excluded} left out)"
+        ratio = f"; {self.calls_ratio:.1f}× the calls" if self.calls_ratio is not None else ""
         of = f"{self.tasks} tasks" if self.pairs == self.tasks else f"{self.pairs} attempt pairs on {self.tasks} tasks"
         return (f"{self.a} − {self.b}: {_points(self.diff)} points "
                 f"[95% CI {_points(self.ci_low)}, {_points(self.ci_high)}], McNemar p = {_p(self.p_value)}; "
@@ -174,6 +177,10 @@ def paired(attempts: pd.DataFrame, a: str, b: str, boot: Bootstrap | None = None
     the same task) that a passed and b failed / the reverse; McNemar's exact p on
     them; excluded = the run's other tasks. Computed here, vectorised, with a p-value
     that holds for any count (see `mcnemar`).
+
+    calls_ratio / tokens_ratio: metrics.spend_ratio over `attempts` as given, as the
+    report does; pass the attempts of the compared tasks only (the report passes its
+    shared attempts), or the ratio counts tasks the difference leaves out.
     """
     boot = boot or Bootstrap()
     sub = attempts[attempts["strategy"].isin([a, b])]
@@ -198,19 +205,16 @@ def paired(attempts: pd.DataFrame, a: str, b: str, boot: Bootstrap | None = None
     xa, xb = joined["a"], joined["b"]
     fixed, broken = int((xa & ~xb).sum()), int((~xa & xb).sum())
     return PairLine(a, b, diff, lo, hi, mcnemar(fixed, broken), fixed, broken, len(common),
-                    len(universe - set(common)), len(joined), _calls_ratio(attempts, a, b))
+                    len(universe - set(common)), len(joined), _ratio(attempts, a, b, "calls"),
+                    _ratio(attempts, a, b, "tokens"))
 
 
-def footing(attempts: pd.DataFrame, strategies: Sequence[str], samples: int,
-            all_tasks: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(shared, excluded): the tasks every strategy completed (all `samples` attempts
-    final), as harness.metrics.equal_footing; the run's other tasks are excluded."""
-    universe = set(all_tasks) | set(attempts["task_id"])
-    shared = set(universe) if strategies else set()
-    for s in strategies:
-        counts = attempts[attempts["strategy"] == s].groupby("task_id").size()
-        shared &= set(counts[counts >= max(1, samples)].index)
-    return sorted(shared), sorted(universe - shared)
+def run_task_ids(all_tasks: Sequence[str], trials: pd.DataFrame) -> list[str]:
+    """The run's task list: run.json's task_ids, or (without one) every task with a
+    trial record, as harness.summary and harness.report.runs.Run.task_ids take it."""
+    if all_tasks:
+        return [str(t) for t in all_tasks]
+    return sorted({str(t) for t in trials["task_id"]}) if not trials.empty else []
 
 
 def mcnemar(b: int, c: int) -> float:
@@ -228,13 +232,11 @@ def mcnemar(b: int, c: int) -> float:
     return min(1.0, 2.0 * tail)
 
 
-def _calls_ratio(attempts: pd.DataFrame, a: str, b: str) -> float | None:
-    """Mean calls per attempt of a over b, per task first, then over tasks."""
-    def mean(s: str) -> float:
-        sub = attempts[attempts["strategy"] == s]
-        return float(sub.groupby("task_id")["calls"].mean().mean()) if not sub.empty else math.nan
-    ma, mb = mean(a), mean(b)
-    return ma / mb if mb and math.isfinite(mb) and math.isfinite(ma) else None
+def _ratio(attempts: pd.DataFrame, a: str, b: str, column: str) -> float | None:
+    """metrics.spend_ratio (mean `column` per attempt of a over b's, per task first),
+    None where the report's summary.json has null (no attempt, or b spent nothing)."""
+    ratio = metrics.spend_ratio(attempts, a, b, column)
+    return ratio if math.isfinite(ratio) else None
 
 
 def _matrix(trials: pd.DataFrame, strategy: str, column: str, top: int, cumulative: bool = False
@@ -392,13 +394,15 @@ def compute(frame: pd.DataFrame, config: dict[str, Any], all_tasks: Sequence[str
     attempts = metrics.attempts_frame(trials)
     budget = config.get("trials")
     samples = int(config.get("samples") or 1)
-    shared, excluded = footing(attempts, strategies, samples, list(all_tasks))
+    task_ids = run_task_ids(all_tasks, trials)
+    # a task recorded in trials.jsonl but missing from run.json's task list is in no figure (as summary.json)
+    footing = metrics.equal_footing(attempts, strategies, samples, task_ids)
+    shared, excluded = list(footing.shared), list(footing.excluded)
     on = set(shared)
     s_trials = trials[trials["task_id"].isin(on)]
     s_attempts = attempts[attempts["task_id"].isin(on)]
     boot = Bootstrap()
-    universe = sorted(set(all_tasks) | set(trials["task_id"])) if not trials.empty else list(all_tasks)
-    pairs = [paired(attempts, a, b, boot, tasks=shared, all_tasks=universe)
+    pairs = [paired(s_attempts, a, b, boot, tasks=shared, all_tasks=task_ids)
              for a, b in pairs_of(strategies)] if not attempts.empty else []
     primary = (pairs[0].a, pairs[0].b) if pairs else None
     stamps = frame["finished_at"][frame["finished_at"] != ""] if not frame.empty else pd.Series(dtype=str)
