@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 
 from harness import metrics
+from harness.report.answer import FEW_TASKS, WIDE_CI  # the report's thresholds for a shaky effect size
 from harness.view.index import trials_for_metrics
 
 ITERATING_ORDER = ("reflexion", "feedback", "resample")
-FEW_TASKS = 30  # below this, a paired difference of a few points is noise
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,7 @@ class PairLine:
 class Caveat:
     level: str  # "red" | "warn" | "info"
     text: str
+    key: str = ""  # the report's caveat key where it has the same one (harness.report.answer.Caveat)
 
 
 @dataclass
@@ -433,6 +434,38 @@ def compute(frame: pd.DataFrame, config: dict[str, Any], all_tasks: Sequence[str
     )
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def effect_size_caveat(top: PairLine, shared: int) -> Caveat | None:
+    """The report's few_tasks caveat (harness.report.answer.caveats): given when fewer
+    than FEW_TASKS tasks are compared or the top pair's 95% CI is wider than WIDE_CI,
+    and saying which of the two it is. `shared`: the tasks every strategy completed."""
+    width = top.ci_high - top.ci_low if math.isfinite(top.ci_high) and math.isfinite(top.ci_low) else math.nan
+    few, wide = shared < FEW_TASKS, math.isfinite(width) and width > WIDE_CI
+    if not (few or wide):
+        return None
+    if shared == 0:
+        return Caveat("warn", "No task was completed by every strategy: there is no difference to estimate.",
+                      "few_tasks")
+    points = round(100 * width) if math.isfinite(width) else 0
+    span = f"the 95% CI of {top.a} − {top.b} spans {points} points"
+    if not few:
+        return Caveat("warn", f"Wide 95% CI: on {_count(shared, 'shared task')}, {span}. "
+                              "A smaller difference cannot be told from chance.", "few_tasks")
+    if points >= 1:
+        return Caveat("warn", f"Few tasks for the effect size: {_count(shared, 'shared task')}; {span}. "
+                              "A smaller difference cannot be told from chance.", "few_tasks")
+    flat = ""
+    if math.isfinite(width):  # a CI of no width is no sign of certainty here
+        flat = (" (a CI from a single task has no width)" if shared == 1 else
+                " (its 95% CI has no width only because every task shows the same difference)")
+    return Caveat("warn", f"Few tasks for the effect size: {_count(shared, 'shared task')}{flat}. "
+                          f"On fewer than {FEW_TASKS} tasks a difference of a few points cannot be told from chance.",
+                  "few_tasks")
+
+
 def caveats(numbers: RunNumbers, *, oracle: bool, errors: dict[str, int], resumed: bool,
             crashed: bool, bad_lines: int) -> list[Caveat]:
     """What a reader must know before believing the top line, most serious first."""
@@ -441,17 +474,16 @@ def caveats(numbers: RunNumbers, *, oracle: bool, errors: dict[str, int], resume
         out.append(Caveat("red", "Oracle feedback: the hidden tests fed the loop as its internal tests. "
                                  "An ablation, not a fair comparison."))
     if numbers.pairs:
-        p = numbers.pairs[0]
-        half = (p.ci_high - p.ci_low) / 2 if math.isfinite(p.ci_high) and math.isfinite(p.ci_low) else math.nan
-        if p.tasks < FEW_TASKS or (math.isfinite(half) and half > 0.1):
-            out.append(Caveat("warn", f"Only {p.tasks} shared tasks: a difference smaller than about "
-                                      f"±{half * 100:.0f} points cannot be told from chance."))
+        effect = effect_size_caveat(numbers.pairs[0], len(numbers.extra.get("shared") or []))
+        if effect is not None:
+            out.append(effect)
     excluded = numbers.extra.get("excluded") or []
     if excluded:
         shown = ", ".join(excluded[:5]) + (", …" if len(excluded) > 5 else "")
         out.append(Caveat("red" if not numbers.extra.get("shared") else "warn",
                           f"{len(excluded)} task(s) left out of every figure: not completed by every strategy "
-                          f"({shown}). Figures are on the {len(numbers.extra.get('shared') or [])} shared tasks."))
+                          f"({shown}). Figures are on the {len(numbers.extra.get('shared') or [])} shared tasks.",
+                          "excluded"))
     incomplete = {s.name: s.incomplete for s in numbers.lines if s.incomplete}
     if incomplete:
         out.append(Caveat("warn", "Incomplete attempts (not scored): " + ", ".join(

@@ -43,7 +43,7 @@ def test_run_page_answer_first(results: Path, serve):
     assert "McNemar p = 1; fixed 1, broken 1 of 4 tasks; 3.5× the calls" in top
     assert html.index('class="topline"') < html.index('id="caveats"') < html.index('id="plot-trial"')
     caveats = _text(re.search(r'<ul class="caveats" id="caveats">(.*?)</ul>', html, re.S).group(1))
-    assert "Only 4 shared tasks" in caveats
+    assert "Few tasks for the effect size: 4 shared tasks; the 95% CI of reflexion − baseline spans" in caveats
     assert html.count("<svg") == 2  # both plots inline
     assert "model_calls" not in _text(html)  # human labels, not field names
 
