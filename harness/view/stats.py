@@ -22,12 +22,16 @@ ITERATING_ORDER = ("reflexion", "feedback", "resample")
 
 @dataclass(frozen=True)
 class StrategyLine:
+    """One strategy's row, with the report's bases (harness.summary): pass@1, its CI,
+    `tasks` and `calls_per_attempt` on the shared tasks (equal footing); the counts
+    and spend (`attempts` .. `errors`, `completed_tasks`) over the whole run."""
+
     name: str
     pass1: float
     ci_low: float
     ci_high: float
-    tasks: int
-    attempts: int
+    tasks: int  # shared tasks scored (summary tasks_scored)
+    attempts: int  # complete attempts, every task (summary attempts)
     incomplete: int
     calls: int
     cached_calls: int
@@ -35,8 +39,9 @@ class StrategyLine:
     cost_usd: float | None
     summed_s: float
     errors: int
-    calls_per_attempt: float
+    calls_per_attempt: float  # mean calls per attempt on the shared tasks, per task first
     no_tests: int  # attempts whose test writer kept no test
+    completed_tasks: int = 0  # tasks where all its attempts are complete, every task (summary tasks_completed)
 
 
 @dataclass(frozen=True)
@@ -345,7 +350,8 @@ def _lines(trials: pd.DataFrame, attempts: pd.DataFrame, strategies: Sequence[st
             inc.get(s, 0), int(g["model_calls"].sum()), int(g["cached_calls"].sum()),
             int(g["input_tokens"].sum() + g["output_tokens"].sum()),
             float(costs.sum()) if not costs.empty else None, float(g["wall_s"].sum()),
-            int(g["error"].notna().sum()), float(att["calls"].mean()) if not att.empty else math.nan, no_tests))
+            int(g["error"].notna().sum()),
+            float(att.groupby("task_id")["calls"].mean().mean()) if not att.empty else math.nan, no_tests))
     return out
 
 
@@ -408,10 +414,12 @@ def compute(frame: pd.DataFrame, config: dict[str, Any], all_tasks: Sequence[str
     primary = (pairs[0].a, pairs[0].b) if pairs else None
     stamps = frame["finished_at"][frame["finished_at"] != ""] if not frame.empty else pd.Series(dtype=str)
     lines = _lines(s_trials, s_attempts, strategies, boot)
-    # spend and errors cover every recorded trial (what the run cost), not only shared tasks
+    # counts, spend and errors cover every recorded trial (what the run did and cost), as
+    # summary.json's; pass@1 and calls per attempt stay on the shared tasks
     every = {x.name: x for x in _lines(trials, attempts, strategies, boot, error_keys)}
     lines = [StrategyLine(**{**x.__dict__, **{k: getattr(every[x.name], k) for k in (
-        "incomplete", "calls", "cached_calls", "tokens", "cost_usd", "summed_s", "errors", "no_tests")}})
+        "attempts", "incomplete", "calls", "cached_calls", "tokens", "cost_usd", "summed_s", "errors", "no_tests")},
+        "completed_tasks": len(metrics.complete_tasks(attempts, x.name, samples))})
         for x in lines]
     tasks = _task_table(trials, attempts, strategies, primary)
     failed = {k[0] for k in error_keys}

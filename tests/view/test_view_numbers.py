@@ -143,6 +143,11 @@ def _assert_agrees_with_summary(run: Path) -> stats.RunNumbers:
         s = summary["strategies"][line.name]
         assert _close(None if math.isnan(line.pass1) else line.pass1, s["pass@1"]), line.name
         assert line.tasks == s["tasks_scored"], line.name
+        # counts and spend over the whole run, as summary.json's
+        assert (line.attempts, line.incomplete, line.completed_tasks, line.calls, line.cached_calls,
+                line.tokens, line.errors) == (s["attempts"], s["incomplete_attempts"], s["tasks_completed"],
+                                              s["model_calls"], s["cached_calls"],
+                                              s["input_tokens"] + s["output_tokens"], s["errors"]), line.name
     _assert_pairs_agree(numbers, summary)
     return numbers
 
@@ -167,6 +172,10 @@ def test_spend_ratios_cover_the_shared_tasks_only(tmp_path: Path):
     numbers = _assert_agrees_with_summary(run)
     assert numbers.pairs[0].calls_ratio == 2.0 and numbers.pairs[0].tokens_ratio == 1.0  # 130 tokens each
     assert numbers.headline.endswith("; 2.0× the calls")
+    refl = numbers.lines[0]
+    # pass@1 and calls per attempt on T/0; attempts and spend on both tasks (T/1's 3 trials too)
+    assert (refl.tasks, refl.calls_per_attempt) == (1, 2.0)
+    assert (refl.completed_tasks, refl.attempts, refl.calls, refl.tokens) == (2, 2, 8, 4 * 130)
 
 
 def test_no_shared_task_has_no_ratio(tmp_path: Path):
