@@ -438,7 +438,7 @@ def compute(frame: pd.DataFrame, config: dict[str, Any], all_tasks: Sequence[str
         by_trial=by_trial_table(s_trials, strategies, budget, boot),
         compute=compute_table(s_trials, s_attempts, strategies, budget),
         first_at=str(stamps.min()) if not stamps.empty else "", last_at=str(stamps.max()) if not stamps.empty else "",
-        extra={"shared": shared, "excluded": excluded},
+        extra={"shared": shared, "excluded": excluded, "task_ids": task_ids},
     )
 
 
