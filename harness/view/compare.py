@@ -1,11 +1,15 @@
 """Two or more runs side by side: an outcome matrix per task and paired statistics.
 
 Warnings come first: the same run given twice, task sets that differ (digest or
-ids), and runs that could not be read. Paired figures use the tasks both runs
-completed (stats.paired), the first run against each later one, strategy by strategy.
+ids), and runs that could not be read. Paired figures follow `harness compare`
+(harness.report.tables.cross_run_paired): the first run minus each later one,
+strategy by strategy, on the tasks in both runs' equal footing (every strategy of
+each run completed them, metrics.equal_footing as stats.compute takes it); the
+tasks of either run's task list outside those are excluded.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +58,8 @@ def compare(catalog: Catalog, run_ids: list[str]) -> Comparison:
     for e in out.entries:
         numbers = e.numbers()
         lab = labels[e.run_id]
-        attempts.append(numbers.attempts.assign(strategy=numbers.attempts["strategy"] + "@" + lab))
+        shared = numbers.attempts[numbers.attempts["task_id"].isin(set(numbers.extra["shared"]))]
+        attempts.append(shared.assign(strategy=shared["strategy"] + "@" + lab))
         for line in numbers.lines:
             out.lines.append((lab, line))
             out.columns.append((lab, line.name))
@@ -83,9 +88,25 @@ def compare(catalog: Catalog, run_ids: list[str]) -> Comparison:
     first = out.entries[0]
     boot = stats.Bootstrap()
     for other in out.entries[1:]:
-        for s in first.numbers().strategies:
-            if s in other.numbers().strategies:
-                out.pairs.append(stats.paired(both, f"{s}@{labels[other.run_id]}", f"{s}@{labels[first.run_id]}", boot))
+        out.pairs += cross_run_pairs(both, first.numbers(), labels[first.run_id],
+                                     other.numbers(), labels[other.run_id], boot)
+    return out
+
+
+def cross_run_pairs(both: pd.DataFrame, first: stats.RunNumbers, first_label: str,
+                    other: stats.RunNumbers, other_label: str, boot: stats.Bootstrap) -> list[stats.PairLine]:
+    """Each strategy of `first` that `other` ran too: first minus other, as
+    harness.report.tables.cross_run_paired. `both`: the runs' attempts on their own
+    shared tasks, strategies named "<strategy>@<run label>". Compared: the tasks
+    shared in both runs; the universe for `excluded`: both runs' task lists."""
+    tasks = sorted(set(first.extra["shared"]) & set(other.extra["shared"]))
+    universe = sorted(set(first.extra["task_ids"]) | set(other.extra["task_ids"]))
+    out = []
+    for s in first.strategies:
+        if s not in other.strategies:
+            continue
+        p = stats.paired(both, f"{s}@{first_label}", f"{s}@{other_label}", boot, tasks=tasks, all_tasks=universe)
+        out.append(dataclasses.replace(p, a=f"{s} ({first_label})", b=f"{s} ({other_label})"))
     return out
 
 

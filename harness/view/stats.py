@@ -14,20 +14,24 @@ import numpy as np
 import pandas as pd
 
 from harness import metrics
+from harness.report.answer import FEW_TASKS, WIDE_CI  # the report's thresholds for a shaky effect size
 from harness.view.index import trials_for_metrics
 
 ITERATING_ORDER = ("reflexion", "feedback", "resample")
-FEW_TASKS = 30  # below this, a paired difference of a few points is noise
 
 
 @dataclass(frozen=True)
 class StrategyLine:
+    """One strategy's row, with the report's bases (harness.summary): pass@1, its CI,
+    `tasks` and `calls_per_attempt` on the shared tasks (equal footing); the counts
+    and spend (`attempts` .. `errors`, `completed_tasks`) over the whole run."""
+
     name: str
     pass1: float
     ci_low: float
     ci_high: float
-    tasks: int
-    attempts: int
+    tasks: int  # shared tasks scored (summary tasks_scored)
+    attempts: int  # complete attempts, every task (summary attempts)
     incomplete: int
     calls: int
     cached_calls: int
@@ -35,8 +39,9 @@ class StrategyLine:
     cost_usd: float | None
     summed_s: float
     errors: int
-    calls_per_attempt: float
+    calls_per_attempt: float  # mean calls per attempt on the shared tasks, per task first
     no_tests: int  # attempts whose test writer kept no test
+    completed_tasks: int = 0  # tasks where all its attempts are complete, every task (summary tasks_completed)
 
 
 @dataclass(frozen=True)
@@ -54,10 +59,13 @@ class PairLine:
     tasks: int  # shared complete tasks
     excluded: int  # tasks left out (not complete under both)
     pairs: int  # attempt pairs behind McNemar's test
-    calls_ratio: float | None  # a's mean calls per attempt / b's
+    calls_ratio: float | None  # a's mean calls per attempt / b's (None: not defined)
+    tokens_ratio: float | None = None  # the same for tokens
 
     def sentence(self) -> str:
-        ratio = f"; {self.calls_ratio:.1f}× the calls" if self.calls_ratio and math.isfinite(self.calls_ratio) else ""
+        if self.tasks == 0:  # the report's wording (harness.summary.answer_line)
+            return f"{self.a} − {self.b}: no task completed by both ({self.excluded} left out)"
+        ratio = f"; {self.calls_ratio:.1f}× the calls" if self.calls_ratio is not None else ""
         of = f"{self.tasks} tasks" if self.pairs == self.tasks else f"{self.pairs} attempt pairs on {self.tasks} tasks"
         return (f"{self.a} − {self.b}: {_points(self.diff)} points "
                 f"[95% CI {_points(self.ci_low)}, {_points(self.ci_high)}], McNemar p = {_p(self.p_value)}; "
@@ -68,6 +76,7 @@ class PairLine:
 class Caveat:
     level: str  # "red" | "warn" | "info"
     text: str
+    key: str = ""  # the report's caveat key where it has the same one (harness.report.answer.Caveat)
 
 
 @dataclass
@@ -174,6 +183,10 @@ def paired(attempts: pd.DataFrame, a: str, b: str, boot: Bootstrap | None = None
     the same task) that a passed and b failed / the reverse; McNemar's exact p on
     them; excluded = the run's other tasks. Computed here, vectorised, with a p-value
     that holds for any count (see `mcnemar`).
+
+    calls_ratio / tokens_ratio: metrics.spend_ratio over `attempts` as given, as the
+    report does; pass the attempts of the compared tasks only (the report passes its
+    shared attempts), or the ratio counts tasks the difference leaves out.
     """
     boot = boot or Bootstrap()
     sub = attempts[attempts["strategy"].isin([a, b])]
@@ -198,19 +211,16 @@ def paired(attempts: pd.DataFrame, a: str, b: str, boot: Bootstrap | None = None
     xa, xb = joined["a"], joined["b"]
     fixed, broken = int((xa & ~xb).sum()), int((~xa & xb).sum())
     return PairLine(a, b, diff, lo, hi, mcnemar(fixed, broken), fixed, broken, len(common),
-                    len(universe - set(common)), len(joined), _calls_ratio(attempts, a, b))
+                    len(universe - set(common)), len(joined), _ratio(attempts, a, b, "calls"),
+                    _ratio(attempts, a, b, "tokens"))
 
 
-def footing(attempts: pd.DataFrame, strategies: Sequence[str], samples: int,
-            all_tasks: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(shared, excluded): the tasks every strategy completed (all `samples` attempts
-    final), as harness.metrics.equal_footing; the run's other tasks are excluded."""
-    universe = set(all_tasks) | set(attempts["task_id"])
-    shared = set(universe) if strategies else set()
-    for s in strategies:
-        counts = attempts[attempts["strategy"] == s].groupby("task_id").size()
-        shared &= set(counts[counts >= max(1, samples)].index)
-    return sorted(shared), sorted(universe - shared)
+def run_task_ids(all_tasks: Sequence[str], trials: pd.DataFrame) -> list[str]:
+    """The run's task list: run.json's task_ids, or (without one) every task with a
+    trial record, as harness.summary and harness.report.runs.Run.task_ids take it."""
+    if all_tasks:
+        return [str(t) for t in all_tasks]
+    return sorted({str(t) for t in trials["task_id"]}) if not trials.empty else []
 
 
 def mcnemar(b: int, c: int) -> float:
@@ -228,13 +238,11 @@ def mcnemar(b: int, c: int) -> float:
     return min(1.0, 2.0 * tail)
 
 
-def _calls_ratio(attempts: pd.DataFrame, a: str, b: str) -> float | None:
-    """Mean calls per attempt of a over b, per task first, then over tasks."""
-    def mean(s: str) -> float:
-        sub = attempts[attempts["strategy"] == s]
-        return float(sub.groupby("task_id")["calls"].mean().mean()) if not sub.empty else math.nan
-    ma, mb = mean(a), mean(b)
-    return ma / mb if mb and math.isfinite(mb) and math.isfinite(ma) else None
+def _ratio(attempts: pd.DataFrame, a: str, b: str, column: str) -> float | None:
+    """metrics.spend_ratio (mean `column` per attempt of a over b's, per task first),
+    None where the report's summary.json has null (no attempt, or b spent nothing)."""
+    ratio = metrics.spend_ratio(attempts, a, b, column)
+    return ratio if math.isfinite(ratio) else None
 
 
 def _matrix(trials: pd.DataFrame, strategy: str, column: str, top: int, cumulative: bool = False
@@ -342,7 +350,8 @@ def _lines(trials: pd.DataFrame, attempts: pd.DataFrame, strategies: Sequence[st
             inc.get(s, 0), int(g["model_calls"].sum()), int(g["cached_calls"].sum()),
             int(g["input_tokens"].sum() + g["output_tokens"].sum()),
             float(costs.sum()) if not costs.empty else None, float(g["wall_s"].sum()),
-            int(g["error"].notna().sum()), float(att["calls"].mean()) if not att.empty else math.nan, no_tests))
+            int(g["error"].notna().sum()),
+            float(att.groupby("task_id")["calls"].mean().mean()) if not att.empty else math.nan, no_tests))
     return out
 
 
@@ -392,21 +401,25 @@ def compute(frame: pd.DataFrame, config: dict[str, Any], all_tasks: Sequence[str
     attempts = metrics.attempts_frame(trials)
     budget = config.get("trials")
     samples = int(config.get("samples") or 1)
-    shared, excluded = footing(attempts, strategies, samples, list(all_tasks))
+    task_ids = run_task_ids(all_tasks, trials)
+    # a task recorded in trials.jsonl but missing from run.json's task list is in no figure (as summary.json)
+    footing = metrics.equal_footing(attempts, strategies, samples, task_ids)
+    shared, excluded = list(footing.shared), list(footing.excluded)
     on = set(shared)
     s_trials = trials[trials["task_id"].isin(on)]
     s_attempts = attempts[attempts["task_id"].isin(on)]
     boot = Bootstrap()
-    universe = sorted(set(all_tasks) | set(trials["task_id"])) if not trials.empty else list(all_tasks)
-    pairs = [paired(attempts, a, b, boot, tasks=shared, all_tasks=universe)
+    pairs = [paired(s_attempts, a, b, boot, tasks=shared, all_tasks=task_ids)
              for a, b in pairs_of(strategies)] if not attempts.empty else []
     primary = (pairs[0].a, pairs[0].b) if pairs else None
     stamps = frame["finished_at"][frame["finished_at"] != ""] if not frame.empty else pd.Series(dtype=str)
     lines = _lines(s_trials, s_attempts, strategies, boot)
-    # spend and errors cover every recorded trial (what the run cost), not only shared tasks
+    # counts, spend and errors cover every recorded trial (what the run did and cost), as
+    # summary.json's; pass@1 and calls per attempt stay on the shared tasks
     every = {x.name: x for x in _lines(trials, attempts, strategies, boot, error_keys)}
     lines = [StrategyLine(**{**x.__dict__, **{k: getattr(every[x.name], k) for k in (
-        "incomplete", "calls", "cached_calls", "tokens", "cost_usd", "summed_s", "errors", "no_tests")}})
+        "attempts", "incomplete", "calls", "cached_calls", "tokens", "cost_usd", "summed_s", "errors", "no_tests")},
+        "completed_tasks": len(metrics.complete_tasks(attempts, x.name, samples))})
         for x in lines]
     tasks = _task_table(trials, attempts, strategies, primary)
     failed = {k[0] for k in error_keys}
@@ -425,8 +438,40 @@ def compute(frame: pd.DataFrame, config: dict[str, Any], all_tasks: Sequence[str
         by_trial=by_trial_table(s_trials, strategies, budget, boot),
         compute=compute_table(s_trials, s_attempts, strategies, budget),
         first_at=str(stamps.min()) if not stamps.empty else "", last_at=str(stamps.max()) if not stamps.empty else "",
-        extra={"shared": shared, "excluded": excluded},
+        extra={"shared": shared, "excluded": excluded, "task_ids": task_ids},
     )
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def effect_size_caveat(top: PairLine, shared: int) -> Caveat | None:
+    """The report's few_tasks caveat (harness.report.answer.caveats): given when fewer
+    than FEW_TASKS tasks are compared or the top pair's 95% CI is wider than WIDE_CI,
+    and saying which of the two it is. `shared`: the tasks every strategy completed."""
+    width = top.ci_high - top.ci_low if math.isfinite(top.ci_high) and math.isfinite(top.ci_low) else math.nan
+    few, wide = shared < FEW_TASKS, math.isfinite(width) and width > WIDE_CI
+    if not (few or wide):
+        return None
+    if shared == 0:
+        return Caveat("warn", "No task was completed by every strategy: there is no difference to estimate.",
+                      "few_tasks")
+    points = round(100 * width) if math.isfinite(width) else 0
+    span = f"the 95% CI of {top.a} − {top.b} spans {points} points"
+    if not few:
+        return Caveat("warn", f"Wide 95% CI: on {_count(shared, 'shared task')}, {span}. "
+                              "A smaller difference cannot be told from chance.", "few_tasks")
+    if points >= 1:
+        return Caveat("warn", f"Few tasks for the effect size: {_count(shared, 'shared task')}; {span}. "
+                              "A smaller difference cannot be told from chance.", "few_tasks")
+    flat = ""
+    if math.isfinite(width):  # a CI of no width is no sign of certainty here
+        flat = (" (a CI from a single task has no width)" if shared == 1 else
+                " (its 95% CI has no width only because every task shows the same difference)")
+    return Caveat("warn", f"Few tasks for the effect size: {_count(shared, 'shared task')}{flat}. "
+                          f"On fewer than {FEW_TASKS} tasks a difference of a few points cannot be told from chance.",
+                  "few_tasks")
 
 
 def caveats(numbers: RunNumbers, *, oracle: bool, errors: dict[str, int], resumed: bool,
@@ -437,17 +482,16 @@ def caveats(numbers: RunNumbers, *, oracle: bool, errors: dict[str, int], resume
         out.append(Caveat("red", "Oracle feedback: the hidden tests fed the loop as its internal tests. "
                                  "An ablation, not a fair comparison."))
     if numbers.pairs:
-        p = numbers.pairs[0]
-        half = (p.ci_high - p.ci_low) / 2 if math.isfinite(p.ci_high) and math.isfinite(p.ci_low) else math.nan
-        if p.tasks < FEW_TASKS or (math.isfinite(half) and half > 0.1):
-            out.append(Caveat("warn", f"Only {p.tasks} shared tasks: a difference smaller than about "
-                                      f"±{half * 100:.0f} points cannot be told from chance."))
+        effect = effect_size_caveat(numbers.pairs[0], len(numbers.extra.get("shared") or []))
+        if effect is not None:
+            out.append(effect)
     excluded = numbers.extra.get("excluded") or []
     if excluded:
         shown = ", ".join(excluded[:5]) + (", …" if len(excluded) > 5 else "")
         out.append(Caveat("red" if not numbers.extra.get("shared") else "warn",
                           f"{len(excluded)} task(s) left out of every figure: not completed by every strategy "
-                          f"({shown}). Figures are on the {len(numbers.extra.get('shared') or [])} shared tasks."))
+                          f"({shown}). Figures are on the {len(numbers.extra.get('shared') or [])} shared tasks.",
+                          "excluded"))
     incomplete = {s.name: s.incomplete for s in numbers.lines if s.incomplete}
     if incomplete:
         out.append(Caveat("warn", "Incomplete attempts (not scored): " + ", ".join(

@@ -86,7 +86,7 @@ def test_navigate_filter_diff(browser, serve, tmp_path: Path):
     _shot(page, "04-attempt")
 
     page.goto(f"{server.url}compare?run=run-a&run=run-b")
-    assert page.locator(".topline.small").first.inner_text().startswith("reflexion@second look − reflexion@run-a")
+    assert page.locator(".topline.small").first.inner_text().startswith("reflexion (run-a) − reflexion (second look)")
     page.check("#only-differs")
     assert page.locator("#matrix tbody tr:not(.hide)").count() == 0  # the same outcomes everywhere
     _shot(page, "05-compare")

@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 
 from harness import metrics
+from harness.report.runs import load_run
 from harness.results import SCHEMA_VERSION, TrialRecord
+from harness.summary import build_summary
 from harness.view import stats
+from harness.view.catalog import Catalog
 from harness.view.index import TrialIndex
 from viewruns import trial, write_run, header
 
@@ -47,11 +50,14 @@ def _records(rows: list[dict]) -> list[TrialRecord]:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_numbers_agree_with_metrics(tmp_path: Path, seed: int):
     rows = random_records(seed)
-    run = write_run(tmp_path / "run", header(strategies=["reflexion", "feedback", "baseline"], samples=3), rows)
+    task_ids = [f"R/{i}" for i in range(25)]
+    run = write_run(tmp_path / "run", header(strategies=["reflexion", "feedback", "baseline"], samples=3,
+                                             tasks=task_ids), rows)
     index = TrialIndex(run / "trials.jsonl")
     index.refresh()
     config = json.loads((run / "run.json").read_text())["config"]
-    numbers = stats.compute(index.frame(), config)
+    numbers = stats.compute(index.frame(), config, task_ids)
+    summary = _summary(run)
 
     trials = metrics.trials_frame(_records(rows))
     attempts = metrics.attempts_frame(trials)
@@ -99,6 +105,108 @@ def test_numbers_agree_with_metrics(tmp_path: Path, seed: int):
             broken += other and not passed
         assert (pair.fixed, pair.broken, pair.pairs) == (fixed, broken, n)
         assert math.isclose(pair.p_value, metrics.mcnemar_exact(fixed, broken), rel_tol=1e-9)
+    _assert_pairs_agree(numbers, summary)
+
+
+def _summary(run: Path) -> dict:
+    """summary.json's document for a run folder, read as `harness report` reads it."""
+    loaded = load_run(run)
+    return build_summary(loaded.header, loaded.records, loaded.errors)
+
+
+def _close(got: float | None, want: float | None) -> bool:
+    if got is None or want is None:
+        return got is None and want is None
+    return math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _assert_pairs_agree(numbers: stats.RunNumbers, summary: dict) -> None:
+    """The view's paired lines are summary.json's `paired`, field by field, spend ratios included."""
+    assert [(p.a, p.b) for p in numbers.pairs] == [(q["a"], q["b"]) for q in summary["paired"]]
+    for p, q in zip(numbers.pairs, summary["paired"]):
+        where = f"{p.a} vs {p.b}"
+        assert (p.tasks, p.excluded, p.pairs, p.fixed, p.broken) == \
+            (q["tasks"], q["excluded"], q["pairs"], q["fixed"], q["broken"]), where
+        assert _close(None if math.isnan(p.diff) else p.diff, q["diff"]), where
+        assert _close(p.p_value, q["p_value"]), where
+        assert _close(p.calls_ratio, q["calls_ratio"]), (where, p.calls_ratio, q["calls_ratio"])
+        assert _close(p.tokens_ratio, q["tokens_ratio"]), (where, p.tokens_ratio, q["tokens_ratio"])
+
+
+def _assert_agrees_with_summary(run: Path) -> stats.RunNumbers:
+    """The view's numbers for a run folder (as `harness view` reads it) against summary.json's."""
+    numbers = Catalog(run.parent).get(run.name).numbers()
+    summary = _summary(run)
+    assert len(numbers.extra["shared"]) == summary["tasks_compared"]
+    assert len(numbers.extra["excluded"]) == summary["tasks_excluded"]
+    for line in numbers.lines:
+        s = summary["strategies"][line.name]
+        assert _close(None if math.isnan(line.pass1) else line.pass1, s["pass@1"]), line.name
+        assert line.tasks == s["tasks_scored"], line.name
+        # counts and spend over the whole run, as summary.json's
+        assert (line.attempts, line.incomplete, line.completed_tasks, line.calls, line.cached_calls,
+                line.tokens, line.errors) == (s["attempts"], s["incomplete_attempts"], s["tasks_completed"],
+                                              s["model_calls"], s["cached_calls"],
+                                              s["input_tokens"] + s["output_tokens"], s["errors"]), line.name
+    _assert_pairs_agree(numbers, summary)
+    return numbers
+
+
+def _b(task: str, hidden: bool, attempt: int = 1) -> dict:
+    return trial(task, "baseline", 1, final=True, internal=None, hidden=hidden, stop="single_sample",
+                 attempt=attempt)
+
+
+def _r(task: str, verdicts: list[bool], *, complete: bool = True, attempt: int = 1) -> list[dict]:
+    """A reflexion attempt: one trial per verdict (2 calls each), final unless `complete` is False."""
+    return [trial(task, "reflexion", t, final=complete and t == len(verdicts), internal=False, hidden=h,
+                  stop="budget", attempt=attempt) for t, h in enumerate(verdicts, 1)]
+
+
+def test_spend_ratios_cover_the_shared_tasks_only(tmp_path: Path):
+    # T/0: both complete, reflexion 1 trial (2 calls) against baseline's 1 call.
+    # T/1: reflexion spent 3 trials (6 calls), the baseline never ran: T/1 is left out,
+    # and so are its calls: 2.0x, not (2 + 6) / 2 / 1 = 4.0x.
+    rows = _r("T/0", [True]) + [_b("T/0", True)] + _r("T/1", [False, False, False])
+    run = write_run(tmp_path / "runs" / "run-a", header(tasks=["T/0", "T/1"]), rows)
+    numbers = _assert_agrees_with_summary(run)
+    assert numbers.pairs[0].calls_ratio == 2.0 and numbers.pairs[0].tokens_ratio == 1.0  # 130 tokens each
+    assert numbers.headline.endswith("; 2.0× the calls")
+    refl = numbers.lines[0]
+    # pass@1 and calls per attempt on T/0; attempts and spend on both tasks (T/1's 3 trials too)
+    assert (refl.tasks, refl.calls_per_attempt) == (1, 2.0)
+    assert (refl.completed_tasks, refl.attempts, refl.calls, refl.tokens) == (2, 2, 8, 4 * 130)
+
+
+def test_no_shared_task_has_no_ratio(tmp_path: Path):
+    # each strategy completed a task the other did not: nothing is compared, nor is spend
+    rows = _r("T/0", [True]) + [_b("T/1", True)]
+    run = write_run(tmp_path / "runs" / "run-a", header(tasks=["T/0", "T/1"]), rows)
+    numbers = _assert_agrees_with_summary(run)
+    p = numbers.pairs[0]
+    assert (p.tasks, p.excluded, p.calls_ratio, p.tokens_ratio) == (0, 2, None, None)
+    assert numbers.headline == "reflexion − baseline: no task completed by both (2 left out)"
+
+
+def test_task_missing_from_run_json_is_in_no_figure(tmp_path: Path):
+    # T/9 has complete records but run.json's task list does not name it: summary.json
+    # leaves it out (neither compared nor excluded), so does the view
+    rows = _r("T/0", [True]) + [_b("T/0", False)] + _r("T/9", [True]) + [_b("T/9", True)]
+    run = write_run(tmp_path / "runs" / "run-a", header(tasks=["T/0"]), rows)
+    numbers = _assert_agrees_with_summary(run)
+    assert numbers.extra["shared"] == ["T/0"] and numbers.extra["excluded"] == []
+    assert [(x.name, x.pass1) for x in numbers.lines] == [("reflexion", 1.0), ("baseline", 0.0)]
+    assert "T/9" in set(numbers.tasks["task_id"])  # the task table still lists what was recorded
+
+
+def test_without_a_task_list_the_recorded_tasks_are_the_run(tmp_path: Path):
+    # run.json without task_ids: every task with a trial record counts, an incomplete one too
+    rows = _r("T/0", [True]) + [_b("T/0", False)] + _r("T/1", [False], complete=False) + [_b("T/1", True)]
+    head = header(tasks=["T/0", "T/1"])
+    del head["tasks"]["task_ids"]
+    run = write_run(tmp_path / "runs" / "run-a", head, rows)
+    numbers = _assert_agrees_with_summary(run)
+    assert (numbers.extra["shared"], numbers.extra["excluded"]) == (["T/0"], ["T/1"])
 
 
 def test_mcnemar_matches_and_survives_large_counts():

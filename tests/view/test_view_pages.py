@@ -43,8 +43,11 @@ def test_run_page_answer_first(results: Path, serve):
     assert "McNemar p = 1; fixed 1, broken 1 of 4 tasks; 3.5× the calls" in top
     assert html.index('class="topline"') < html.index('id="caveats"') < html.index('id="plot-trial"')
     caveats = _text(re.search(r'<ul class="caveats" id="caveats">(.*?)</ul>', html, re.S).group(1))
-    assert "Only 4 shared tasks" in caveats
+    assert "Few tasks for the effect size: 4 shared tasks; the 95% CI of reflexion − baseline spans" in caveats
     assert html.count("<svg") == 2  # both plots inline
+    # each column of the strategies table says its basis
+    assert re.search(r'<th colspan="4" id="basis-shared">on the 4 shared tasks \(compared\)</th>', html)
+    assert '<th colspan="9" id="basis-run">whole run: every task, every recorded trial</th>' in html
     assert "model_calls" not in _text(html)  # human labels, not field names
 
 
@@ -134,8 +137,11 @@ def test_compare_warns_and_pairs(tmp_path: Path, serve):
     _, html = get(server.url + "compare?run=run-a&run=run-b")
     assert "compare-warnings" not in html
     top = _text(re.search(r'<p class="topline small">(.*?)</p>', html, re.S).group(1))
-    # reflexion in run-b passes 4/4 against run-a's 2/4: +50 points, 2 fixed
-    assert top.startswith("reflexion@better − reflexion@run-a: +50.0 points") and "fixed 2, broken 0 of 4" in top
+    # first run minus the later one, as `harness compare`: run-a's reflexion passes 2/4
+    # against run-b's 4/4: -50 points, 2 broken; every task is shared, none left out
+    assert top.startswith("reflexion (run-a) − reflexion (better): -50.0 points") and "fixed 0, broken 2 of 4" in top
+    left_out = _text(re.search(r'<p class="note excluded">(.*?)</p>', html, re.S).group(1))
+    assert left_out.startswith("0 of 4 tasks left out")
     differs = re.findall(r'<tr class="differs"><td class="txt">([^<]+)</td>', html)
     assert differs == ["T/brk", "T/none"]  # reflexion's verdict changed between the runs
 
@@ -145,6 +151,8 @@ def test_compare_warns_and_pairs(tmp_path: Path, serve):
     _, html = get(server.url + "compare?run=run-a&run=run-c")
     warnings = _text(re.search(r'id="compare-warnings">(.*?)</ul>', html, re.S).group(1))
     assert "The task sets differ" in warnings and "1 of 4 tasks are not in every run" in warnings
+    left_out = _text(re.search(r'<p class="note excluded">(.*?)</p>', html, re.S).group(1))
+    assert left_out.startswith("1 of 4 tasks left out")  # T/none: only run-a's task list has it
 
 
 def test_live_run_gains_trials(tmp_path: Path, serve):
