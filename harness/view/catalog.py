@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import metrics
 from harness.view import plots, selfcheck, stats
 from harness.view.index import TrialIndex
 
@@ -148,7 +149,8 @@ class RunEntry:
                 error_keys = [(str(e.get("task_id")), str(e.get("strategy")), int(e.get("attempt") or 0))
                               for e in self.errors() if e.get("task_id") is not None]
                 self._numbers = stats.compute(self.index.frame(), self.config,
-                                              [str(t) for t in ids] if isinstance(ids, list) else [], error_keys)
+                                              [str(t) for t in ids] if isinstance(ids, list) else [], error_keys,
+                                              metrics.unfinished_spend(self.errors()))
                 checks = self.self_checks()
                 if checks is not None:
                     tasks = self._numbers.tasks

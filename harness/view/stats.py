@@ -332,23 +332,31 @@ def _incomplete(trials: pd.DataFrame, error_keys: Sequence[tuple[str, str, int]]
 
 
 def _lines(trials: pd.DataFrame, attempts: pd.DataFrame, strategies: Sequence[str],
-           boot: Bootstrap, error_keys: Sequence[tuple[str, str, int]] = ()) -> list[StrategyLine]:
+           boot: Bootstrap, error_keys: Sequence[tuple[str, str, int]] = (),
+           unfinished: pd.DataFrame | None = None) -> list[StrategyLine]:
+    """`unfinished`: what trials a model error left unfinished had spent
+    (metrics.unfinished_spend), added to the spend as summary.json does."""
     inc = _incomplete(trials, error_keys)
+    if unfinished is None:
+        unfinished = metrics.unfinished_spend(())
     out = []
     for s in strategies:
         g = trials[trials["strategy"] == s]
+        u = unfinished[unfinished["strategy"] == s]
         per_task = per_task_pass1(attempts, s)
         lo, hi = boot.ci(per_task)
         att = attempts[attempts["strategy"] == s]
-        costs = g["cost_usd"].dropna()
+        costs = pd.concat([g["cost_usd"].dropna(), u["cost_usd"].dropna()])
         first = g[g["trial"] == 1]
         no_tests = 0
         if s != metrics.BASELINE and not first.empty:
             no_tests = int(((first["n_internal"] == 0) & first["error"].isna()).sum())
         out.append(StrategyLine(
             s, float(per_task.mean()) if not per_task.empty else math.nan, lo, hi, int(per_task.size), len(att),
-            inc.get(s, 0), int(g["model_calls"].sum()), int(g["cached_calls"].sum()),
-            int(g["input_tokens"].sum() + g["output_tokens"].sum()),
+            inc.get(s, 0), int(g["model_calls"].sum() + u["model_calls"].sum()),
+            int(g["cached_calls"].sum() + u["cached_calls"].sum()),
+            int(g["input_tokens"].sum() + g["output_tokens"].sum() + u["input_tokens"].sum()
+                + u["output_tokens"].sum()),
             float(costs.sum()) if not costs.empty else None, float(g["wall_s"].sum()),
             int(g["error"].notna().sum()),
             float(att.groupby("task_id")["calls"].mean().mean()) if not att.empty else math.nan, no_tests))
@@ -390,7 +398,8 @@ def _task_table(trials: pd.DataFrame, attempts: pd.DataFrame, strategies: Sequen
 
 
 def compute(frame: pd.DataFrame, config: dict[str, Any], all_tasks: Sequence[str] = (),
-            error_keys: Sequence[tuple[str, str, int]] = ()) -> RunNumbers:
+            error_keys: Sequence[tuple[str, str, int]] = (),
+            unfinished: pd.DataFrame | None = None) -> RunNumbers:
     """Every number the run page and the task table show, from the index frame.
 
     Headline, plots and paired figures use the tasks every strategy completed (equal
@@ -416,7 +425,7 @@ def compute(frame: pd.DataFrame, config: dict[str, Any], all_tasks: Sequence[str
     lines = _lines(s_trials, s_attempts, strategies, boot)
     # counts, spend and errors cover every recorded trial (what the run did and cost), as
     # summary.json's; pass@1 and calls per attempt stay on the shared tasks
-    every = {x.name: x for x in _lines(trials, attempts, strategies, boot, error_keys)}
+    every = {x.name: x for x in _lines(trials, attempts, strategies, boot, error_keys, unfinished)}
     lines = [StrategyLine(**{**x.__dict__, **{k: getattr(every[x.name], k) for k in (
         "attempts", "incomplete", "calls", "cached_calls", "tokens", "cost_usd", "summed_s", "errors", "no_tests")},
         "completed_tasks": len(metrics.complete_tasks(attempts, x.name, samples))})

@@ -226,3 +226,19 @@ def test_index_reads_only_what_was_appended(tmp_path: Path):
     assert index.refresh() and len(index.rows) == 11 and index.bad_lines == 1
     (run / "trials.jsonl").write_text(json.dumps(rows[0]) + "\n")  # replaced (shorter): read again
     assert index.refresh() and len(index.rows) == 1
+
+
+def test_what_unfinished_trials_spent_counts_in_the_whole_run_spend(tmp_path: Path):
+    # reflexion's second attempt on T/0 stopped at trial 2 on a model error, after a
+    # lesson call and the failed Actor call: errors.jsonl's `spent` carries them
+    rows = _r("T/0", [True]) + [_b("T/0", True)] + _r("T/0", [False], complete=False, attempt=2)
+    run = write_run(tmp_path / "runs" / "run-a", header(tasks=["T/0"]), rows)
+    spent = {"model_calls": 2, "cached_calls": 0, "input_tokens": 40, "output_tokens": 7, "cost_usd": None,
+             "cached_cost_usd": None}
+    (run / "errors.jsonl").write_text(json.dumps(
+        {"schema": 1, "kind": "model_error", "task_id": "T/0", "strategy": "reflexion", "attempt": 2, "trial": 2,
+         "role": "actor", "error": "backend down", "at": "2026-12-01T00:00:00", "spent": spent}) + "\n",
+        encoding="utf-8")
+    numbers = _assert_agrees_with_summary(run)
+    refl = numbers.lines[0]
+    assert (refl.calls, refl.tokens) == (2 + 2 + 2, 2 * 130 + 40 + 7), refl  # two recorded trials + spent
