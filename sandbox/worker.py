@@ -800,14 +800,25 @@ class _Link:
                 original.update(new)
 
 
+class _ProgramBaseException(BaseException):
+    """The base of the program's exceptions that are not `Exception`s."""
+
+
 def _rebuild_exception(reply: dict) -> BaseException:
     """The program's exception, as an exception of the test's own making."""
     name = reply.get("type")
     name = name if isinstance(name, str) and name.isidentifier() and len(name) <= 100 else "ProgramError"
     base_name = reply.get("base")
     base = getattr(builtins, base_name, None) if isinstance(base_name, str) else None
-    if not (isinstance(base, type) and issubclass(base, Exception)):
+    if not (isinstance(base, type) and issubclass(base, BaseException)):
         base = Exception
+    elif not issubclass(base, Exception):
+        # GeneratorExit, BaseException or a class of the program's derived from them:
+        # as in one interpreter, `except Exception` in the test does not catch it. The
+        # test's own SystemExit, KeyboardInterrupt and GeneratorExit are never raised
+        # on the program's word: a BaseException of the test's making stands for them.
+        base = _ProgramBaseException
+        name = name if name != base.__name__ else "BaseException"
     message = reply.get("message")
     message = message if isinstance(message, str) else ""
     try:
@@ -946,14 +957,27 @@ def _importable(module: str) -> bool:
     return module in sys.modules
 
 
+def _own_module(name: str) -> types.ModuleType | None:
+    """The module the test's process itself has under a top-level `name` (`math`,
+    `re`, `numpy`), or None: what a test means by a module name it uses unimported."""
+    if name in sys.modules:
+        module = sys.modules[name]
+        return module if isinstance(module, types.ModuleType) else None
+    if name in _ACTS_ON_IMPORT or not (name in sys.stdlib_module_names or name in _IMPORTABLE_EXTRA):
+        return None
+    return sys.modules[name] if _importable(name) else None
+
+
 def _bind_program_names(namespace: dict, link: _Link, names: object, entry_point: str | None,
-                        own: set[str]) -> None:
+                        own: set[str], wanted: set[str]) -> None:
     """The program's module-level names, as the test sees them.
 
     The entry point always comes from the program. Other names come from it only when
-    the test's side does not define them: builtins and the task's prelude (its own
-    helpers and imports) stay the grader's, so the program cannot replace a function
-    the test relies on to judge it.
+    the grader has nothing of that name: builtins, the task's prelude (its own helpers
+    and imports) and the modules of the test's own process stay the grader's, so the
+    program cannot replace a function the test relies on to judge it, nor stand in for
+    `math` in `math.isclose(f(x), y)` with an object whose `isclose` says yes. Only
+    names the test asked about are taken, never a dunder name.
     """
     if type(names) is not list:
         return
@@ -963,7 +987,12 @@ def _bind_program_names(namespace: dict, link: _Link, names: object, entry_point
         name, kind, info = item
         if not name.isidentifier() or keyword.iskeyword(name) or len(name) > 200:
             continue
+        if name not in wanted or (name.startswith("__") and name.endswith("__")):
+            continue
         if name != entry_point and (name in own or hasattr(builtins, name)):
+            continue
+        if name != entry_point and (module := _own_module(name)) is not None:
+            namespace[name] = module
             continue
         if kind == "callable":
             namespace[name] = _Remote(link, name)
@@ -1070,7 +1099,7 @@ def _judge(payload: dict, link: _Link) -> tuple[str, str]:
         return "error", _one_line(detail if isinstance(detail, str) else "the program failed")
     if first.get("op") != "ready":
         return "error", "the program sent an unexpected first message"
-    _bind_program_names(namespace, link, first.get("names"), entry_point, own)
+    _bind_program_names(namespace, link, first.get("names"), entry_point, own, wanted)
     try:
         exec(code, namespace)
     except ProgramBroke:

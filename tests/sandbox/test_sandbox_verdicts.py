@@ -129,6 +129,26 @@ FORGERIES = {
         "def f(x):\n    return Liar()\n",
         "assert f(1) == 5 or isinstance(f(1), int) or {f(1): 1} == {5: 1}",
     ),
+    "an object standing in for a module the test uses unimported": (
+        "class FakeMath:\n    def isclose(self, *args, **kwargs):\n        return True\n"
+        "math = FakeMath()\n"
+        "def f(x):\n    return 0.0\n",
+        "assert math.isclose(f(1), 2.0)",
+    ),
+    "a class standing in for a module the test uses unimported": (
+        "class re:\n    @staticmethod\n    def fullmatch(*args):\n        return True\n"
+        "def f(x):\n    return 'no'\n",
+        "assert re.fullmatch('y.s', f(1))",
+    ),
+    "a BaseException from the program, swallowed by except Exception": (
+        "class Stop(BaseException):\n    pass\n"
+        "def f(x):\n    raise Stop()\n",
+        "try:\n    assert f(1) == 2\nexcept Exception:\n    pass",
+    ),
+    "GeneratorExit from the program, swallowed by except Exception": (
+        "def f(x):\n    raise GeneratorExit\n",
+        "try:\n    assert f(1) == 2\nexcept Exception:\n    pass",
+    ),
 }
 PRELUDE = "def encode(s):\n    return s[::-1]\n"
 
@@ -258,6 +278,45 @@ def test_exceptions_come_back_by_type_and_message(sandbox):
     assert run_one(sandbox, program, test).status == "passed"
     raised = run_one(sandbox, program, "assert bad(1) == 2")
     assert raised.status == "error" and raised.detail == "ValueError: bad 1"
+
+
+def test_exceptions_that_are_not_exceptions_stay_base_exceptions(sandbox):
+    """As in one interpreter: `except BaseException` catches them, `except Exception`
+    does not, and the verdict names the program's type."""
+    program = "class Stop(BaseException):\n    pass\ndef f():\n    raise Stop('now')\ndef g():\n    raise GeneratorExit\n"
+    caught = "try:\n    f()\nexcept BaseException as e:\n    assert type(e).__name__ == 'Stop' and e.args == ('now',)"
+    assert run_one(sandbox, program, caught).status == "passed"
+    for call, detail in (("f()", "program.Stop: now"), ("g()", "program.GeneratorExit")):
+        outcome = run_one(sandbox, program, f"try:\n    {call}\nexcept Exception:\n    pass")
+        assert (outcome.status, outcome.detail) == ("error", detail), outcome
+
+
+def test_modules_the_test_uses_unimported_are_its_own(sandbox):
+    """A module name the test uses without importing it is the test process's own
+    module, whatever the program binds to that name; a module the program imports
+    under another name (`np`) is imported by the test process itself."""
+    program = (
+        "import numpy as np\n"
+        "class math:\n    pi = 3\n"
+        "def f(x):\n    return x * 2\n"
+    )
+    test = "import sys\nassert math is sys.modules['math'] and math.pi > 3.14 and np.sqrt(f(8)) == 4.0"
+    assert run_one(sandbox, program, test).status == "passed"
+
+
+def test_names_the_test_did_not_ask_about_are_not_bound(sandbox):
+    """A program that answers the test's name lookup itself cannot bind names the
+    test never asked about, nor dunder names."""
+    program = (
+        "import sys\n"
+        "worker = sys.modules['__main__']\n"
+        "honest = worker._describe_names\n"
+        "worker._describe_names = lambda *args: honest(*args) + [\n"
+        "    ['__file__', 'value', 'forged'], ['__annotations__', 'value', 1], ['unasked', 'value', 1]]\n"
+        "def f():\n    return 1\n"
+    )
+    test = "x: int = f()\nassert x == 1 and '__file__' not in globals() and 'unasked' not in globals()"
+    assert run_one(sandbox, program, test).status == "passed"
 
 
 def test_arguments_changed_in_place_are_copied_back(sandbox):
