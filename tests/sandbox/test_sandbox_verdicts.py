@@ -623,3 +623,76 @@ def test_strings_from_the_sandbox_are_valid_utf8(sandbox):
     for text in (outcome.detail, outcome.output, outcome.test):
         text.encode("utf-8")  # raises on a lone surrogate
     assert outcome.detail == "ValueError: bad \\ud800 input"
+
+
+# --- the program cannot reach the test's process, nor leave kernel state behind ---------
+
+REACH_OTHER_PROCESSES = (
+    "import ctypes, os\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "libc.syscall.restype = ctypes.c_long\n"
+    "class IOVec(ctypes.Structure):\n"
+    "    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]\n"
+    "def reach():\n"
+    "    got, seen = [], 0\n"
+    "    for entry in filter(str.isdigit, os.listdir('/proc')):\n"
+    "        pid = int(entry)\n"
+    "        if pid == os.getpid():\n"
+    "            continue\n"
+    "        seen += 1\n"
+    "        for name in ('mem', 'environ'):\n"
+    "            try:\n"
+    "                with open(f'/proc/{pid}/{name}', 'rb'):\n"
+    "                    got.append((pid, name))\n"
+    "            except OSError:\n"
+    "                pass\n"
+    "        try:\n"
+    "            os.listdir(f'/proc/{pid}/fd')\n"
+    "            got.append((pid, 'fd'))\n"
+    "        except OSError:\n"
+    "            pass\n"
+    "        pidfd = libc.syscall(434, pid, 0)  # pidfd_open\n"
+    "        if pidfd >= 0:\n"
+    "            for target in range(8):\n"
+    "                if libc.syscall(438, pidfd, target, 0) >= 0:  # pidfd_getfd\n"
+    "                    got.append((pid, 'pidfd_getfd', target))\n"
+    "            os.close(pidfd)\n"
+    "        buffer = ctypes.create_string_buffer(64)\n"
+    "        local = IOVec(ctypes.cast(buffer, ctypes.c_void_p), 64)\n"
+    "        remote = IOVec(0x400000, 64)\n"
+    "        if libc.syscall(310, pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0) >= 0:\n"
+    "            got.append((pid, 'process_vm_readv'))\n"
+    "        if libc.ptrace(16, pid, 0, 0) == 0:  # PTRACE_ATTACH\n"
+    "            got.append((pid, 'ptrace'))\n"
+    "    return got if seen >= 3 else ['saw only', seen]\n"
+)
+
+
+def test_the_program_cannot_reach_the_test_process(backend, sandbox):
+    """While the test waits on its call, the program tries every way into another
+    process of the container (the test's, the worker's, the zygote's): its memory,
+    environment, descriptors (the report pipe), ptrace. None opens."""
+    import os
+
+    if backend == "process" and os.geteuid() == 0:
+        pytest.skip("process backend as root: CAP_SYS_PTRACE reaches every process (no isolation)")
+    outcome = run_one(sandbox, REACH_OTHER_PROCESSES, "assert reach() == []")
+    assert outcome.status == "passed", outcome
+
+
+@pytest.mark.docker
+def test_kernel_state_outside_the_container_is_out_of_reach(docker_sandbox):
+    """Keyrings (kept per user, across processes: a channel from one test to the next)
+    and new namespaces (a way around the limits) are refused to the code."""
+    program = (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.syscall.restype = ctypes.c_long\n"
+        "def attempts():\n"
+        "    key = libc.syscall(248, b'user', b'leak', b'data', 4, -4)  # add_key to the user keyring\n"
+        "    user_ns = libc.unshare(0x10000000)  # CLONE_NEWUSER\n"
+        "    mount_ns = libc.unshare(0x00020000)  # CLONE_NEWNS\n"
+        "    return [key >= 0, user_ns == 0, mount_ns == 0]\n"
+    )
+    outcome = run_one(docker_sandbox, program, "assert attempts() == [False, False, False]")
+    assert outcome.status == "passed", outcome
