@@ -611,14 +611,19 @@ def _serve_call(namespace: dict, held: _Held, message: dict) -> dict:
         if not callable(target):
             return {"op": "refused", "detail": f"{name!r} is not a function of the program"}
     else:
-        number, action = message.get("handle"), message.get("action")
-        if type(number) is not int or not 0 <= number < len(held.objects) or action not in _ACTIONS:
+        number, action, name = message.get("handle"), message.get("action"), message.get("name")
+        if action not in _ACTIONS:
+            return {"op": "refused", "detail": "a bad request about an object of the program"}
+        if type(number) is int and 0 <= number < len(held.objects):
+            target = held.objects[number]
+        elif number is None and isinstance(name, str) and callable(namespace.get(name)):
+            target = namespace[name]  # a module-level function or class, by name
+        else:
             return {"op": "refused", "detail": "a bad request about an object of the program"}
         count = _ARGUMENT_COUNT.get(action)
         if count is not None and (len(args) != count or kwargs
                                   or (action in ("getattr", "setattr") and type(args[0]) is not str)):
             return {"op": "refused", "detail": f"bad arguments for {action}"}
-        target = held.objects[number]
         label = f"{action}() of a {_type_name(target)}"
     reference = held.reference
     before = [to_tree(a, reference) if type(a) in (list, dict, set) else None for a in args]
@@ -739,6 +744,10 @@ class _Link:
     def call(self, name: str, args: tuple, kwargs: dict) -> object:
         return self._ask({"op": "call", "name": name}, f"{name}()", args, kwargs)
 
+    def apply_named(self, name: str, action: str, args: tuple) -> object:
+        """An action on a module-level function or class of the program, by name."""
+        return self._ask({"op": "apply", "name": name, "action": action}, f"{action}() of {name}", args, {})
+
     def apply(self, handle: _Handle, action: str, args: tuple = (), kwargs: dict | None = None) -> object:
         label = f"a {handle._kind} of the program" if action == "call" else f"{action}() of a {handle._kind}"
         return self._ask({"op": "apply", "handle": handle._number, "action": action}, label, args, kwargs or {})
@@ -845,6 +854,12 @@ class _Remote:
 
     def __call__(self, *args, **kwargs):
         return self._link.call(self.__name__, args, kwargs)
+
+    def __getattr__(self, name: str):
+        """An attribute of the function or class (`Calc.add`, `Color.RED`), read in P."""
+        if name.startswith("__") and name.endswith("__"):  # protocols stay the test's own
+            raise AttributeError(name)
+        return self._link.apply_named(self.__dict__["__name__"], "getattr", (name,))
 
     def __repr__(self) -> str:
         return f"<function {self.__name__} of the sandboxed program>"

@@ -375,6 +375,12 @@ def _worker_processes_program() -> str:
         "        except (OSError, ValueError):\n"
         "            pass\n"
         "    return found\n"
+        "def blank_children():\n"  # the test's process and at least one blank child
+        "    import time\n"
+        "    deadline = time.monotonic() + 3\n"
+        "    while len(siblings()) < 2 and time.monotonic() < deadline:\n"  # forked while this job runs
+        "        time.sleep(0.01)\n"
+        "    return siblings()\n"
     )
 
 
@@ -383,9 +389,9 @@ SETTINGS = {
     "the worker's open-file limit": "resource.prlimit(worker, resource.RLIMIT_NOFILE, (24, 24))",
     "the zygote's niceness": "os.setpriority(os.PRIO_PROCESS, zygote, 19)",
     "the blank children's CPU time limit": (
-        "for pid in siblings():\n    resource.prlimit(pid, resource.RLIMIT_CPU, (1, 1))"),
+        "for pid in blank_children():\n    resource.prlimit(pid, resource.RLIMIT_CPU, (1, 1))"),
     "the blank children's CPU affinity": (
-        "for pid in siblings():\n    os.sched_setaffinity(pid, {min(os.sched_getaffinity(0))})"),
+        "for pid in blank_children():\n    os.sched_setaffinity(pid, {min(os.sched_getaffinity(0))})"),
     "the zygote's I/O priority": (  # ioprio_set(IOPRIO_WHO_PROCESS, zygote, idle class); x86_64
         "import ctypes\nassert ctypes.CDLL(None).syscall(251, 1, zygote, 3 << 13) == 0"),
 }

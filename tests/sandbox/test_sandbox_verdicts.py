@@ -395,6 +395,25 @@ def test_objects_of_the_program_are_used_by_reference(sandbox):
     assert outcomes[8].detail == "assert squares(3) == [0, 1, 4]  # got <generator object of the sandboxed program>"
 
 
+def test_attributes_of_the_program_s_functions_and_classes_are_read_in_it(sandbox):
+    """`Calc.add(2, 3)`, `Calc.SCALE`, an attribute set on a function: read in P, the
+    answer again plain data or a reference; dunder attributes stay the test's own."""
+    program = (
+        "class Calc:\n    SCALE = 10\n"
+        "    @staticmethod\n    def add(a, b):\n        return a + b\n"
+        "    def scaled(self, x):\n        return x * self.SCALE\n"
+        "def counted():\n    return 1\n"
+        "counted.calls = 3\n"
+    )
+    test = (
+        "assert Calc.add(2, 3) == 5 and Calc.SCALE == 10 and Calc().scaled(2) == 20\n"
+        "assert counted.calls == 3 and counted.__name__ == 'counted'"
+    )
+    assert run_one(sandbox, program, test).status == "passed"
+    missing = run_one(sandbox, program, "assert Calc.mul(2, 3) == 6")
+    assert (missing.status, missing.detail) == ("error", "AttributeError: type object 'Calc' has no attribute 'mul'")
+
+
 def test_only_next_may_end_an_iteration(sandbox):
     program = "def f(x):\n    raise StopIteration\ndef g(n):\n    yield from range(n)\n"
     tests = [
