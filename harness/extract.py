@@ -240,7 +240,11 @@ def extract_tests(text: str, entry_point: str, max_tests: int, *, takes_argument
         if not _calls_entry_point(tree.body[0], entry_point, takes_arguments):
             no_call += 1
             continue
-        normal = ast.unparse(tree)
+        try:
+            normal = ast.unparse(tree)
+        except (RecursionError, MemoryError):  # it parsed, but nests too deeply to print back
+            unparseable += 1
+            continue
         if normal in kept:
             continue
         if len(kept) >= max_tests:

@@ -972,6 +972,16 @@ def _importable(module: str) -> bool:
     return module in sys.modules
 
 
+def _attribute_bases(test_source: str) -> set[str]:
+    """Names the test reads an attribute of (`math` in `math.isclose(...)`)."""
+    try:
+        tree = ast.parse(test_source, _TEST_FILE)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {node.value.id for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
+
+
 def _own_module(name: str) -> types.ModuleType | None:
     """The module the test's process itself has under a top-level `name` (`math`,
     `re`, `numpy`), or None: what a test means by a module name it uses unimported."""
@@ -984,18 +994,21 @@ def _own_module(name: str) -> types.ModuleType | None:
 
 
 def _bind_program_names(namespace: dict, link: _Link, names: object, entry_point: str | None,
-                        own: set[str], wanted: set[str]) -> None:
+                        own: set[str], wanted: set[str], test_source: str) -> None:
     """The program's module-level names, as the test sees them.
 
     The entry point always comes from the program. Other names come from it only when
-    the grader has nothing of that name: builtins, the task's prelude (its own helpers
-    and imports) and the modules of the test's own process stay the grader's, so the
-    program cannot replace a function the test relies on to judge it, nor stand in for
-    `math` in `math.isclose(f(x), y)` with an object whose `isclose` says yes. Only
-    names the test asked about are taken, never a dunder name.
+    the grader has nothing of that name: builtins and the task's prelude (its own
+    helpers and imports) stay the grader's, and so does a module of the test's own
+    process that the test reads attributes of. So the program cannot replace a function
+    the test relies on to judge it, nor stand in for `math` in `math.isclose(f(x), y)`
+    with an object whose `isclose` says yes; a function of its own that happens to
+    share a module's name (`chunk`, `array`) is still the program's where the test
+    calls it. Only names the test asked about are taken, never a dunder name.
     """
     if type(names) is not list:
         return
+    attribute_bases: set[str] | None = None  # parsed only if a module's name comes up
     for item in names[:_NAMES_MAX]:
         if type(item) is not list or len(item) != 3 or type(item[0]) is not str:
             continue
@@ -1006,9 +1019,12 @@ def _bind_program_names(namespace: dict, link: _Link, names: object, entry_point
             continue
         if name != entry_point and (name in own or hasattr(builtins, name)):
             continue
-        if name != entry_point and (module := _own_module(name)) is not None:
-            namespace[name] = module
-            continue
+        if name != entry_point and kind != "module" and (module := _own_module(name)) is not None:
+            if attribute_bases is None:
+                attribute_bases = _attribute_bases(test_source)
+            if name in attribute_bases:
+                namespace[name] = module
+                continue
         if kind == "callable":
             namespace[name] = _Remote(link, name)
         elif kind == "value":
@@ -1048,7 +1064,7 @@ def _assertion_detail(exc: AssertionError, test_source: str) -> str:
         pass
     try:
         tree = ast.parse(test_source, _TEST_FILE)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return _one_line(_exception_line(exc))
     asserts = [
         node
@@ -1114,7 +1130,7 @@ def _judge(payload: dict, link: _Link) -> tuple[str, str]:
         return "error", _one_line(detail if isinstance(detail, str) else "the program failed")
     if first.get("op") != "ready":
         return "error", "the program sent an unexpected first message"
-    _bind_program_names(namespace, link, first.get("names"), entry_point, own, wanted)
+    _bind_program_names(namespace, link, first.get("names"), entry_point, own, wanted, test)
     try:
         exec(code, namespace)
     except ProgramBroke:

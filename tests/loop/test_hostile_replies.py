@@ -60,6 +60,25 @@ def test_a_parse_bomb_is_a_failed_trial_not_a_harness_error(tmp_path: Path, loop
     assert first.internal_tests == ["assert add(2, 2) == 4"], first.internal_tests
 
 
+# Between the two: about 900 unary minuses parse, but a tree that deep is too deep for
+# the recursive walks after the parser (ast.unparse, the compiler).
+DEEP_CODE = "```python\ndef add(a, b):\n    return a - b + " + "-" * 900 + "0\n```"
+DEEP_TEST = "```python\nassert add(1, 2) == " + "-" * 900 + "-3\nassert add(2, 2) == 4\n```"
+
+
+def test_code_that_parses_but_nests_too_deeply_for_the_rest_is_the_model_s_result(tmp_path: Path,
+                                                                                  loop_sandbox) -> None:
+    model = _model(lambda m: DEEP_CODE if len(m) == 1 else RIGHT_ADD, testgen=lambda m: DEEP_TEST)
+    result = run(tmp_path, model, loop_sandbox, strategy="reflexion", trials=2)
+
+    assert result.failed == {}, result.failed
+    assert read_errors(result.run_dir / "errors.jsonl") == []
+    first, second = sorted(result.records, key=lambda r: r.trial)
+    assert first.hidden_passed is False and second.hidden_passed is True
+    assert first.internal_tests == ["assert add(2, 2) == 4"], first.internal_tests
+    assert sum(r.model_calls for r in result.records) == len(model.calls)
+
+
 def test_a_parse_bomb_in_the_baseline_is_scored_as_a_failure(tmp_path: Path, loop_sandbox) -> None:
     model = _model(lambda m: PARSE_BOMB)
     result = run(tmp_path, model, loop_sandbox, tasks=(ADD,), strategy="baseline")

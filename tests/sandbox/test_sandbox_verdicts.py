@@ -140,6 +140,12 @@ FORGERIES = {
         "def f(x):\n    return 'no'\n",
         "assert re.fullmatch('y.s', f(1))",
     ),
+    "a function of the program named like a module, with the module's attribute": (
+        "def math():\n    pass\n"
+        "math.isclose = lambda *args, **kwargs: True\n"
+        "def f(x):\n    return 0.0\n",
+        "assert math.isclose(f(1), 2.0)",
+    ),
     "a BaseException from the program, swallowed by except Exception": (
         "class Stop(BaseException):\n    pass\n"
         "def f(x):\n    raise Stop()\n",
@@ -302,6 +308,14 @@ def test_modules_the_test_uses_unimported_are_its_own(sandbox):
     )
     test = "import sys\nassert math is sys.modules['math'] and math.pi > 3.14 and np.sqrt(f(8)) == 4.0"
     assert run_one(sandbox, program, test).status == "passed"
+    # Functions of the program that share a module's name are the program's where the
+    # test calls them (no entry point given: the sandbox used on its own).
+    named_like_modules = (
+        "def chunk(items, size):\n    return [items[i:i + size] for i in range(0, len(items), size)]\n"
+        "def select(xs):\n    return [x for x in xs if x]\n"
+    )
+    test = "assert chunk([1, 2, 3], 2) == [[1, 2], [3]] and select([0, 1]) == [1]"
+    assert run_one(sandbox, named_like_modules, test).status == "passed"
 
 
 def test_names_the_test_did_not_ask_about_are_not_bound(sandbox):
