@@ -857,9 +857,10 @@ class _Remote:
 
     def __getattr__(self, name: str):
         """An attribute of the function or class (`Calc.add`, `Color.RED`), read in P."""
-        if name.startswith("__") and name.endswith("__"):  # protocols stay the test's own
+        state = self.__dict__
+        if (name.startswith("__") and name.endswith("__")) or "_link" not in state:  # protocols stay the test's own
             raise AttributeError(name)
-        return self._link.apply_named(self.__dict__["__name__"], "getattr", (name,))
+        return state["_link"].apply_named(state["__name__"], "getattr", (name,))
 
     def __repr__(self) -> str:
         return f"<function {self.__name__} of the sandboxed program>"
