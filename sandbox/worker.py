@@ -474,7 +474,12 @@ class _Held:
                 raise WireError("a bad object number")
             return built[node[1]]
 
-        tags = {"ref": reference, "obj": made}
+        def function(node: list, walk, depth: int) -> object:
+            if len(node) != 2 or type(node[1]) is not str or not callable(self.namespace.get(node[1])):
+                raise WireError("a bad function name")
+            return self.namespace[node[1]]
+
+        tags = {"ref": reference, "obj": made, "function": function}
         for number, name, attributes in table:
             for pair in attributes:
                 if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
@@ -718,6 +723,10 @@ class _Link:
                 if value._link is not self:
                     raise NotPlain("an object of another program")
                 return ["ref", value._number]
+            if type(value) is _Remote:  # a function of the program, passed back to it
+                if value.__dict__.get("_link") is not self:
+                    raise NotPlain("a function of another program")
+                return ["function", value.__dict__["__name__"]]
             if not all(getattr(base, "__module__", None) == "__test__" for base in type(value).__mro__[:-1]):
                 raise NotPlain(f"a {_type_name(value)}")
             try:

@@ -424,6 +424,10 @@ def test_attributes_of_the_program_s_functions_and_classes_are_read_in_it(sandbo
         "assert counted.calls == 3 and counted.__name__ == 'counted'"
     )
     assert run_one(sandbox, program, test).status == "passed"
+    # The program's functions and classes passed back to it, as in one interpreter.
+    passed_back = "def double(x):\n    return 2 * x\ndef twice(f, x):\n    return f(f(x))\n"
+    test = "assert twice(double, 3) == 12 and twice(f=double, x=1) == 4 and list(map(double, [1])) == [2]"
+    assert run_one(sandbox, passed_back, test).status == "passed"
     missing = run_one(sandbox, program, "assert Calc.mul(2, 3) == 6")
     assert (missing.status, missing.detail) == ("error", "AttributeError: type object 'Calc' has no attribute 'mul'")
 
