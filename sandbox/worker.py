@@ -995,12 +995,8 @@ def _attribute_bases(test_source: str) -> set[str]:
 def _own_module(name: str) -> types.ModuleType | None:
     """The module the test's process itself has under a top-level `name` (`math`,
     `re`, `numpy`), or None: what a test means by a module name it uses unimported."""
-    if name in sys.modules:
-        module = sys.modules[name]
-        return module if isinstance(module, types.ModuleType) else None
-    if name in _ACTS_ON_IMPORT or not (name in sys.stdlib_module_names or name in _IMPORTABLE_EXTRA):
-        return None
-    return sys.modules[name] if _importable(name) else None
+    module = sys.modules.get(name) if _importable(name) else None
+    return module if isinstance(module, types.ModuleType) else None
 
 
 def _bind_program_names(namespace: dict, link: _Link, names: object, entry_point: str | None,
