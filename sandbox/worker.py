@@ -992,6 +992,11 @@ def _attribute_bases(test_source: str) -> set[str]:
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
 
 
+def _may_be_module(name: str) -> bool:
+    """Whether `name` could be a top-level module of the test's process (no import)."""
+    return name in sys.modules or name in sys.stdlib_module_names or name in _IMPORTABLE_EXTRA
+
+
 def _own_module(name: str) -> types.ModuleType | None:
     """The module the test's process itself has under a top-level `name` (`math`,
     `re`, `numpy`), or None: what a test means by a module name it uses unimported."""
@@ -1025,10 +1030,12 @@ def _bind_program_names(namespace: dict, link: _Link, names: object, entry_point
             continue
         if name != entry_point and (name in own or hasattr(builtins, name)):
             continue
-        if name != entry_point and kind != "module" and (module := _own_module(name)) is not None:
+        if name != entry_point and kind != "module" and _may_be_module(name):
             if attribute_bases is None:
                 attribute_bases = _attribute_bases(test_source)
-            if name in attribute_bases:
+            # Imported only where the test reads from it: a program's `chunk` that the
+            # test calls costs no import (and no DeprecationWarning in the output).
+            if name in attribute_bases and (module := _own_module(name)) is not None:
                 namespace[name] = module
                 continue
         if kind == "callable":

@@ -98,3 +98,32 @@ def wait_until(
         if time.monotonic() > deadline:
             pytest.fail(f"gave up after {timeout_s:g} s waiting for {what}", pytrace=False)
         time.sleep(interval_s)
+
+
+# A program's prelude for sandbox tests about the worker's own processes: `zygote` (the
+# program's parent), `worker` (the zygote's), `siblings()` (the zygote's other
+# children: the test's process and the blank children kept ready) and
+# `blank_children()` (siblings once at least one blank child exists; they are forked
+# while the job runs).
+WORKER_PROCESSES = (
+    "import os, resource\n"
+    "def parent_of(pid):\n"
+    "    return int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+    "zygote = os.getppid()\n"
+    "worker = parent_of(zygote)\n"
+    "def siblings():\n"  # the blank children kept ready, and the test's process
+    "    found = []\n"
+    "    for entry in filter(str.isdigit, os.listdir('/proc')):\n"
+    "        try:\n"
+    "            if parent_of(int(entry)) == zygote and int(entry) != os.getpid():\n"
+    "                found.append(int(entry))\n"
+    "        except (OSError, ValueError):\n"
+    "            pass\n"
+    "    return found\n"
+    "def blank_children():\n"  # the test's process and at least one blank child
+    "    import time\n"
+    "    deadline = time.monotonic() + 3\n"
+    "    while len(siblings()) < 2 and time.monotonic() < deadline:\n"  # forked while this job runs
+    "        time.sleep(0.01)\n"
+    "    return siblings()\n"
+)

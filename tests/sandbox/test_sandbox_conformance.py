@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from sandbox import RunRequest, Sandbox, TestOutcome
+from tests.helpers import WORKER_PROCESSES
 
 ADD = "def add(a, b):\n    return a + b\n"
 
@@ -359,31 +360,6 @@ def test_a_leftover_process_cannot_hide_from_the_clean_up(sandbox, kind: str):
     assert_healthy(sandbox)
 
 
-def _worker_processes_program() -> str:
-    return (
-        "import os, resource\n"
-        "def parent_of(pid):\n"
-        "    return int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])\n"
-        "zygote = os.getppid()\n"
-        "worker = parent_of(zygote)\n"
-        "def siblings():\n"  # the blank children kept ready, and the test's process
-        "    found = []\n"
-        "    for entry in filter(str.isdigit, os.listdir('/proc')):\n"
-        "        try:\n"
-        "            if parent_of(int(entry)) == zygote and int(entry) != os.getpid():\n"
-        "                found.append(int(entry))\n"
-        "        except (OSError, ValueError):\n"
-        "            pass\n"
-        "    return found\n"
-        "def blank_children():\n"  # the test's process and at least one blank child
-        "    import time\n"
-        "    deadline = time.monotonic() + 3\n"
-        "    while len(siblings()) < 2 and time.monotonic() < deadline:\n"  # forked while this job runs
-        "        time.sleep(0.01)\n"
-        "    return siblings()\n"
-    )
-
-
 SETTINGS = {
     "the zygote's open-file limit": "resource.prlimit(zygote, resource.RLIMIT_NOFILE, (32, 32))",
     "the worker's open-file limit": "resource.prlimit(worker, resource.RLIMIT_NOFILE, (24, 24))",
@@ -407,7 +383,7 @@ def test_settings_a_job_changes_in_the_worker_s_processes_reach_no_later_job(mak
     if "I/O" in change and platform.machine() != "x86_64":
         pytest.skip("the program makes x86_64 system calls by number")
     sandbox = make_sandbox(workers=1)
-    program = _worker_processes_program()
+    program = WORKER_PROCESSES
     before = run_one(sandbox, program, "print(resource.getrlimit(resource.RLIMIT_NOFILE), os.nice(0), "
                                        "sorted(os.sched_getaffinity(0)))")
     assert before.status == "passed", before

@@ -13,6 +13,7 @@ import secrets
 import pytest
 
 from sandbox import RunRequest, TestOutcome
+from tests.helpers import WORKER_PROCESSES
 
 ADD = "def add(a, b):\n    return a + b\n"
 
@@ -664,27 +665,15 @@ def test_strings_from_the_sandbox_are_valid_utf8(sandbox):
 
 # --- the program cannot reach the test's process, nor leave kernel state behind ---------
 
-REACH_OTHER_PROCESSES = (
-    "import ctypes, os\n"
+REACH_OTHER_PROCESSES = WORKER_PROCESSES + (
+    "import ctypes\n"
     "libc = ctypes.CDLL(None, use_errno=True)\n"
     "libc.syscall.restype = ctypes.c_long\n"
     "class IOVec(ctypes.Structure):\n"
     "    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]\n"
-    "def parent_of(pid):\n"
-    "    return int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])\n"
-    "def family():\n"  # the zygote, the worker, and the zygote's other children (T among them)
-    "    zygote = os.getppid()\n"
-    "    found = [zygote, parent_of(zygote)]\n"
-    "    for entry in filter(str.isdigit, os.listdir('/proc')):\n"
-    "        try:\n"
-    "            if int(entry) != os.getpid() and parent_of(int(entry)) == zygote:\n"
-    "                found.append(int(entry))\n"
-    "        except (OSError, ValueError):\n"
-    "            pass\n"
-    "    return found\n"
     "def reach():\n"
     "    got, seen = [], 0\n"
-    "    for pid in family():\n"  # only the worker's own processes, on any backend
+    "    for pid in [zygote, worker, *siblings()]:\n"  # only the worker's own processes, on any backend
     "        seen += 1\n"
     "        for name in ('mem', 'environ'):\n"
     "            try:\n"
