@@ -28,8 +28,10 @@ TEMPLATE_NAMES = (
 _STUB = 'def add(a: int, b: int) -> int:\n    """Return the sum of a and b."""\n'
 VARIABLES: dict[str, dict[str, Any]] = {
     "actor_system": {},
-    "actor_task": {"prompt": _STUB, "entry_point": "add", "lessons": ["Return a + b, not a - b."]},
-    "actor_retry": {"feedback": "Tests failed:\nassert add(1, 2) == 3  # got -1", "lessons": ["Return a + b."], "entry_point": "add"},
+    "actor_task": {"prompt": _STUB, "entry_point": "add", "lessons": ["Return a + b, not a - b."],
+                   "recalled": ["Check the empty input first."]},
+    "actor_retry": {"feedback": "Tests failed:\nassert add(1, 2) == 3  # got -1", "lessons": ["Return a + b."],
+                    "recalled": ["Check the empty input first."], "entry_point": "add"},
     "testgen_system": {},
     "testgen": {"prompt": _STUB, "entry_point": "add", "max_tests": 6},
     "reflection_system": {},

@@ -26,7 +26,7 @@ ERRORS_SCHEMA = 1
 # message) is written as its \udXXX escape instead of stopping the run: inside a JSON
 # string that escape reads back as the same character.
 _TEXT_ERRORS = "backslashreplace"
-STRATEGIES = ("reflexion", "feedback", "resample", "baseline")
+STRATEGIES = ("reflexion", "reflexion+recall", "feedback", "resample", "baseline")
 
 TrialKey = tuple[str, str, int, int]  # (task_id, strategy, attempt, trial)
 
@@ -65,6 +65,9 @@ class TrialRecord:
     # (None at trial 1); its call counts in this trial's tokens, calls and cost.
     lesson: str | None = None
     memory_shown: list[str] = field(default_factory=list)  # lessons in this trial's prompt
+    # reflexion+recall: lessons from other tasks in this trial's prompt, best first:
+    # {lesson, source_task, source_run, score (BM25), rank, id (in the run's recall pool)}
+    recalled: list[dict[str, Any]] = field(default_factory=list)
     testgen: dict[str, Any] | None = None  # trial 1: {"raw_output", "kept", "dropped"}
     error: str | None = None  # why the Actor's answer held no usable code
     oracle_feedback: bool = False  # the ablation: internal tests were the hidden tests
