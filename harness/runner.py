@@ -31,7 +31,7 @@ from harness.loop import AttemptIncomplete, LoopContext, LoopSettings, Stopped, 
 from harness.memory import MemoryStore
 from harness.models.base import ChatModel
 from harness.prompting import Prompts
-from harness.results import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, write_json
+from harness.rundata import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, write_json
 from harness.tasks.base import Task, TaskSet
 from sandbox import Sandbox
 

@@ -121,7 +121,7 @@ def _run(args: argparse.Namespace) -> int:
     # Imported here so `--help` and config errors stay fast.
     from harness.models import ModelConfigError, open_model
     from harness.prompting import Prompts, PromptSetError
-    from harness.results import SCHEMA_VERSION, read_run_header
+    from harness.rundata import SCHEMA_VERSION, read_run_header
     from harness.runner import RunInterrupted, Runner, prepare_run_dir
     from harness.tasks import TaskError, load_tasks
     from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox
@@ -259,7 +259,7 @@ def _record_resume(run_dir: Path, header: dict[str, Any]) -> dict[str, Any]:
     report say a run was resumed, and that its last timings cover one session)."""
     from datetime import datetime, timezone
 
-    from harness.results import write_json
+    from harness.rundata import write_json
 
     trials = run_dir / "trials.jsonl"
     lines = sum(1 for _ in trials.open("rb")) if trials.exists() else 0
@@ -286,7 +286,7 @@ def _open_view(run_dir: Path) -> Any:
 
 
 def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> int:
-    from harness.results import read_errors, write_json
+    from harness.rundata import read_errors, write_json
     from harness.summary import build_summary, format_summary
 
     records = result.records
