@@ -159,7 +159,7 @@ def read_source(spec: str, memory_dir: Path | None, without_run: str | None = No
 
 
 def _read_run(spec: str, run_dir: Path) -> SourceLessons:
-    from harness.results import read_run_header, read_trials
+    from harness.rundata import read_run_header, read_trials
 
     try:
         header = read_run_header(run_dir)
@@ -302,7 +302,7 @@ class FrozenPool:
 
     def write(self, run_dir: Path, config: "RunConfig") -> dict[str, Any]:
         """Writes recall_pool.json; returns what run.json records under "recall"."""
-        from harness.results import write_json
+        from harness.rundata import write_json
 
         data = self.to_json()
         write_json(run_dir / POOL_FILE, data)

