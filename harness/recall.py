@@ -39,6 +39,7 @@ RECALLING = ("reflexion+recall",)  # strategies that recall lessons from other t
 SCOPES = ("other_tasks", "other_task_sets")
 POOL_FILE = "recall_pool.json"
 NAMESPACE_PREFIX = "namespace:"
+FROZEN_PREFIX = "frozen:"  # memory commands: the pool a recall run froze at its start
 POOL_SCHEMA = 1
 # A hidden-test line shorter than this (normalised) says too little to mark two tasks
 # as sharing tests ("assert True", "}"); so does a line found in this many tasks or more
@@ -312,7 +313,15 @@ class FrozenPool:
 def freeze(config: "RunConfig", targets: TaskSet) -> FrozenPool:
     """Reads the source as it stands now and applies every hygiene rule for `targets`."""
     assert config.recall_from
-    source = read_source(source_name(config.recall_from), config.memory_dir)
+    return collect(source_name(config.recall_from), config.memory_dir, max_chars=config.recall_max_chars,
+                   oracle_feedback=config.oracle_feedback, targets=targets, scope=config.recall_scope)
+
+
+def collect(spec: str, memory_dir: Path | None, *, max_chars: int, oracle_feedback: bool = False,
+            targets: TaskSet | None = None, scope: str = "other_tasks") -> FrozenPool:
+    """The pool a source gives: its lessons cut to max_chars, oracle-feedback lessons
+    left out unless `oracle_feedback`, and the per-task exclusions for `targets`."""
+    source = read_source(spec, memory_dir)
     counts: dict[str, int] = {"source_lessons": len(source.rows)}
     pool: list[PoolLesson] = []
     source_tasks: dict[str, Task] = {}
@@ -321,10 +330,10 @@ def freeze(config: "RunConfig", targets: TaskSet) -> FrozenPool:
         if task is None:
             counts["unknown_source_task"] = counts.get("unknown_source_task", 0) + 1
             continue
-        if row.get("oracle_feedback") and not config.oracle_feedback:
+        if row.get("oracle_feedback") and not oracle_feedback:
             counts["oracle_feedback"] = counts.get("oracle_feedback", 0) + 1
             continue
-        text, capped = cap(str(row["text"]), config.recall_max_chars)
+        text, capped = cap(str(row["text"]), max_chars)
         counts["capped"] = counts.get("capped", 0) + int(capped)
         key = (row.get("run_id"), row["task_id"], row.get("strategy"), row.get("attempt"))
         lesson = PoolLesson(
@@ -337,12 +346,27 @@ def freeze(config: "RunConfig", targets: TaskSet) -> FrozenPool:
         )
         pool.append(lesson)
         source_tasks[_source_key(lesson)] = task
-    pool.sort(key=lambda x: x.id)
     unique = {x.id: x for x in pool}
     pool = [unique[i] for i in sorted(unique)]
-    excluded, per_target = _exclusions(pool, source_tasks, targets.tasks, config.recall_scope, targets.spec)
-    counts.update(per_target)
+    excluded: dict[str, dict[str, str]] = {}
+    if targets is not None:
+        excluded, per_target = _exclusions(pool, source_tasks, targets.tasks, scope, targets.spec)
+        counts.update(per_target)
     return FrozenPool(source.spec, source.kind, source.digest(), pool, excluded, counts)
+
+
+def open_pool(spec: str, memory_dir: Path | None, *, max_chars: int = 300, oracle_feedback: bool = False) -> FrozenPool:
+    """The pool the memory commands show: a source (run folder, namespace:<name>) as
+    recall would read it, or `frozen:<run folder>`, the pool a recall run froze."""
+    if spec.startswith(FROZEN_PREFIX):
+        run_dir = Path(spec[len(FROZEN_PREFIX):]).expanduser()
+        path = run_dir / POOL_FILE
+        if not path.is_file():
+            raise RecallError(f"{spec}: no {POOL_FILE} in {run_dir} (only runs with reflexion+recall freeze a pool)")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return FrozenPool(data["source"], data["source_kind"], data["source_digest"],
+                          [PoolLesson(**x) for x in data["lessons"]], data.get("excluded") or {}, {})
+    return collect(source_name(spec), memory_dir, max_chars=max_chars, oracle_feedback=oracle_feedback)
 
 
 def describe(config: "RunConfig", pool: FrozenPool, *, pool_digest: str) -> dict[str, Any]:
@@ -453,7 +477,8 @@ class Recall:
         return cls([PoolLesson(**x) for x in data["lessons"]], data.get("excluded") or {}, k)
 
     def ranked(self, query: str, task_id: str | None = None, k: int | None = None) -> list[Recalled]:
-        """The top k lessons for a query, best first (ties: pool order); none scoring 0."""
+        """The top k lessons for a query, best first (ties: pool order); none scoring 0,
+        none whose text is already among them."""
         banned = self.excluded.get(task_id, set()) if task_id is not None else set()
         scores = self.index.scores(query)
         order = sorted(range(len(self.lessons)), key=lambda i: (-round(scores[i], 6), i))
@@ -462,8 +487,8 @@ class Recall:
             lesson = self.lessons[i]
             if scores[i] <= 0 or len(out) >= (self.k if k is None else k):
                 break
-            if lesson.id in banned or lesson.source_task == task_id:
-                continue
+            if lesson.id in banned or lesson.source_task == task_id or any(r.lesson == lesson.text for r in out):
+                continue  # (the same words twice would only cost context)
             out.append(Recalled(lesson.text, lesson.source_task, lesson.source_run, round(scores[i], 4),
                                 len(out) + 1, lesson.id))
         return out

@@ -251,3 +251,51 @@ def test_recall_settings_are_validated():
     with pytest.raises(ConfigError, match="recall_max_chars"):
         RunConfig(strategy="recall", recall_from="x", recall_max_chars=10).validate()
     assert RunConfig(strategy="recall", recall_from="x").strategies == ("reflexion", "reflexion+recall")
+
+
+def test_memory_commands_show_search_and_export_the_pool_recall_reads(tmp_path, process_sandbox, capsys):
+    from harness import cli
+
+    source = source_run(tmp_path, process_sandbox)
+    assert cli.main(["memory", "pool", str(source)]) == 0
+    out = capsys.readouterr().out
+    assert "2 lesson(s) recall may read" in out and "src/plus" in out and "src/upper" in out
+    assert SOURCE_LESSON in out and "source attempt solved" in out
+
+    assert cli.main(["memory", "search", str(source), "the sum of two integers", "--k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("1. score ") and "src/plus" in out and "src/upper" not in out
+
+    dest = tmp_path / "pool.jsonl"
+    assert cli.main(["memory", "export", str(source), "--out", str(dest)]) == 0
+    rows = [json.loads(x) for x in dest.read_text().splitlines()]
+    assert {r["source_task"] for r in rows} == {"src/plus", "src/upper"}
+    assert all(r["text"] == SOURCE_LESSON and r["source_digest"].startswith("sha256:") for r in rows)
+
+    # The pool a recall run froze, with what it left out for each of its tasks.
+    result = run(tmp_path, add_model(), process_sandbox, strategy="recall", trials=3, recall_from=str(source))
+    capsys.readouterr()
+    frozen = f"frozen:{result.run_dir}"
+    assert cli.main(["memory", "export", frozen]) == 0
+    exported = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [r["id"] for r in exported] == [r["id"] for r in rows]
+    assert exported[0]["source_digest"] == result.header["recall"]["source_digest"]
+    assert cli.main(["memory", "search", frozen, "sum", "--task", "demo/add"]) == 0
+    assert "src/plus" in capsys.readouterr().out
+    assert cli.main(["memory", "pool", f"frozen:{source}"]) == 2  # no pool there
+    assert "no recall_pool.json" in capsys.readouterr().err
+
+
+def test_the_report_header_says_what_recall_read_and_pairs_it_with_reflexion(tmp_path, process_sandbox):
+    from harness.report import write_report
+
+    source = source_run(tmp_path, process_sandbox)
+    result = run(tmp_path, add_model(), process_sandbox, strategy="recall", trials=3, recall_from=str(source))
+    html = write_report(result.run_dir)
+    md = (result.run_dir / "report.md").read_text()
+    line = next(x for x in md.splitlines() if x.startswith("- recall: "))
+    assert "K=3" in line and "scope other_tasks" in line and "bm25" in line and str(source.resolve()) in line
+    assert result.header["recall"]["source_digest"][:23] in line
+    assert "<dt>recall</dt>" in html.read_text()
+    summary = json.loads((result.run_dir / "summary.json").read_text())
+    assert [(p["a"], p["b"]) for p in summary["paired"]] == [("reflexion+recall", "reflexion")]
