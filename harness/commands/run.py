@@ -46,6 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--limit", type=int, metavar="N", help="only the first N tasks")
     a("--task-ids", metavar="ID,...", help="only these tasks")
     a("--workers", type=int, metavar="N", help=f"units of work (task x strategy x attempt) in flight at once, per node with --executor ray (default {d.workers})")
+    a("--local-slots", type=int, metavar="N", help=f"local model: sequences the engine generates together, per node with --executor ray (default: min(workers, 4)); more than 1 is faster but answers can depend on the batch")
+    a("--reproducible", action="store_const", const=True, help="local model: one slot and no prompt reuse, so every answer depends on its request alone (bitwise the same run to run, without the cache; slower)")
     a("--executor", choices=["local", "ray"], help="local: a thread pool in this process (default); ray: units run across a Ray cluster's nodes (pip install 'reflexion-harness[ray]')")
     a("--ray-address", metavar="ADDR", help="with --executor ray: the cluster to join, e.g. 10.0.0.5:6379 or auto (default: RAY_ADDRESS, else a local Ray instance)")
     a("--sandbox", choices=["docker", "process"], help="docker (default) or process: UNSAFE, model code runs on this host without isolation")
@@ -103,6 +105,7 @@ def model_settings(config: RunConfig, **extra: Any) -> "ModelSettings":
         tokens_per_minute=config.tokens_per_minute,
         prices={m: Price(**p) for m, p in config.prices.items()},
         cache_dir=config.cache_dir if config.cache else None,
+        local_slots=config.local_slots or 1,
         **extra,
     )
 
@@ -208,6 +211,8 @@ def _run(args: argparse.Namespace) -> int:
     if getattr(model, "serialised", False):
         note = getattr(model, "concurrency_note", "the model runs one call at a time")
         print(f"note: {note}; --workers only overlaps sandbox work", file=sys.stderr)
+    elif getattr(model, "concurrency_note", None):
+        print(f"model: {model.concurrency_note}", file=sys.stderr)
 
     viewer = _open_view(run_dir) if getattr(args, "view", False) else None
     runner = Runner(config, run_dir, header, tasks, model, sandbox, show_progress=True, prompts=prompts)
