@@ -90,7 +90,10 @@ for fd in range(3, 256):
         pass
 look(repr(dict(os.environ)))
 def parent_of(pid):
-    return int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])
+    try:
+        return int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])
+    except OSError:  # gone while we looked
+        return -1
 everyone = [p for p in os.listdir('/proc') if p.isdigit()]
 zygote = os.getppid()
 if not ALL_PROCESSES:  # the worker, the zygote and the zygote's children only
