@@ -33,7 +33,7 @@ from harness.models.base import ChatModel, ModelError
 from harness.prompting import Prompts
 from harness.reflection import reflect
 from harness.rundata import TrialRecord
-from harness.tasks.base import Task
+from harness.tasks.base import IoTest, Task, Test
 from harness.testgen import write_tests
 
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ def _iterate(
 ) -> Iterator[TrialRecord]:
     s = ctx.settings
     previous = Previous(done[-1].code or done[-1].raw_output, done[-1].feedback) if done else None
-    internal_tests: list[str] = list(done[0].internal_tests) if done else []
+    internal_tests: list[Test] = _recorded_tests(task, done[0]) if done else []
 
     for trial in range((done[-1].trial + 1) if done else 1, s.trials + 1):
         if ctx.stop.is_set():
@@ -168,6 +168,9 @@ def _iterate(
             if s.oracle_feedback:
                 internal_tests = list(task.hidden_tests)
                 testgen_record = {"oracle_feedback": True, "kept": len(internal_tests)}
+            elif task.examples_as_internal:  # the `:with-example` variant: no test writer
+                internal_tests = list(task.public_tests)
+                testgen_record = {"from_public_examples": True, "kept": len(internal_tests)}
             else:
                 written = _model_call("test_writer", trial, meter, lambda: write_tests(
                     ctx.model, ctx.prompts, meter, task,
@@ -222,7 +225,9 @@ def _iterate(
             stop_reason=stop_reason,
             code=draft.code,
             raw_output=draft.raw_output,
-            internal_tests=internal_tests,
+            internal_tests=[_test_label(t) for t in internal_tests],
+            internal_io_tests=[t.as_dict() for t in internal_tests if isinstance(t, IoTest)],
+            task_kind=task.kind,
             internal_results=internal.records if internal else [],
             internal_passed=internal_passed,
             hidden_results=hidden.records if hidden else [],
@@ -256,11 +261,22 @@ def lesson_of(record: TrialRecord, model: str) -> Lesson:
     )
 
 
-def _evaluate_internal(ctx: LoopContext, task: Task, draft: Draft, tests: list[str]) -> tuple[Evaluation | None, str]:
+def _test_label(test: Test) -> str:
+    return test.label() if isinstance(test, IoTest) else test
+
+
+def _recorded_tests(task: Task, record: TrialRecord) -> list[Test]:
+    """The attempt's internal tests as its first record keeps them (for a resume)."""
+    if task.kind == "io":
+        return [IoTest.from_dict(t) for t in record.internal_io_tests]
+    return list(record.internal_tests)
+
+
+def _evaluate_internal(ctx: LoopContext, task: Task, draft: Draft, tests: list[Test]) -> tuple[Evaluation | None, str]:
     if draft.error:
-        return None, ctx.evaluator.feedback(None, error=draft.error)
+        return None, ctx.evaluator.feedback(None, error=draft.error, kind=task.kind)
     evaluation = ctx.evaluator.run(draft.program, tests, task=task)
-    return evaluation, ctx.evaluator.feedback(evaluation)
+    return evaluation, ctx.evaluator.feedback(evaluation, kind=task.kind)
 
 
 def _grade_hidden(ctx: LoopContext, task: Task, draft: Draft) -> Evaluation | None:
@@ -287,6 +303,7 @@ def _baseline(ctx: LoopContext, task: Task, attempt: int) -> Iterator[TrialRecor
         trial=1,
         final=True,
         stop_reason="single_sample",
+        task_kind=task.kind,
         code=draft.code,
         raw_output=draft.raw_output,
         hidden_results=hidden.records if hidden else [],

@@ -84,6 +84,10 @@ class TrialRecord(msgspec.Struct, frozen=True, kw_only=True):
     finished_at: str = ""
     # the internal tests run against the task's reference solution, when checked
     internal_reference: list[TestRecord] | None = None
+    task_kind: str = "function"  # function | io
+    # io tasks: the internal tests themselves ({"input", "output"}); `internal_tests`
+    # holds their labels ("stdin: ..."), as the results name them
+    internal_io_tests: list[dict[str, str]] = []
     schema: int = SCHEMA_VERSION
 
     @property

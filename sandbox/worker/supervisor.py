@@ -15,6 +15,7 @@ import tempfile
 import time
 
 from .child import IGNORED_SIGNALS
+from .io_job import run_io
 from .procs import IPC_RMID, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, alive, children_of, open_fds, pidfd, prctl, settings, sysv_ids
 from .protocol import DETAIL_MAX, PROTOCOL, REPORT_MAX
 from .scratch import reset_metadata, wipe
@@ -97,6 +98,8 @@ class _Worker:
             os.kill(self.zygote.pid, signal.SIGCONT)
         except OSError:
             pass
+        if job.get("kind") == "io":  # a whole program on stdin/stdout: io_job.py
+            return dict(run_io(self, job, limits, NotRun), id=job.get("id"))
         try:
             self.zygote.pump()
             self.zygote.ended.clear()  # earlier jobs' processes
