@@ -201,6 +201,7 @@ class Zygote:
         self.blanks: list[tuple[int, socket.socket]] = []
         self.ended: dict[int, int] = {}  # pid -> wait status
         self.asked = 0  # blank children asked for and not yet announced
+        self.forks = 0  # blank children asked for, ever
 
     def ask(self, count: int) -> None:
         try:
@@ -209,6 +210,7 @@ class Zygote:
         except OSError as exc:  # it died with requests unread: ECONNRESET or EPIPE
             raise ZygoteGone(f"the zygote is gone ({exc.strerror})") from None
         self.asked += count
+        self.forks += count
 
     def _receive(self, timeout: float) -> bool:
         """Take one message if one comes within `timeout`; False if none did."""
