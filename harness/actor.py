@@ -28,17 +28,22 @@ class Draft:
     temperature_used: float | None = None  # None: the model sampled at its own default
 
 
-def messages_for(prompts: Prompts, task: Task, previous: Previous | None, lessons: Sequence[str]) -> list[Message]:
+def messages_for(
+    prompts: Prompts, task: Task, previous: Previous | None, lessons: Sequence[str], recalled: Sequence[str] = ()
+) -> list[Message]:
     # The first message (system + task) is the same at every trial: backends with prompt
     # caching reuse it.
     # Lessons go into the first message only when there is no previous trial: lessons
     # earlier runs left in a shared memory namespace, shown from trial 1.
+    # Lessons recalled from other tasks follow the same rule, in their own section.
     first_lessons = list(lessons) if previous is None else []
+    first_recalled = list(recalled) if previous is None else []
     messages = [
         Message(
             "user",
-            prompts.render(for_kind("actor_task", task.kind), prompt=task.prompt, entry_point=task.entry_point, lessons=first_lessons),
-            cache_prefix=not first_lessons,
+            prompts.render(for_kind("actor_task", task.kind), prompt=task.prompt, entry_point=task.entry_point,
+                           lessons=first_lessons, recalled=first_recalled),
+            cache_prefix=not (first_lessons or first_recalled),
         )
     ]
     if previous is not None:
@@ -46,7 +51,8 @@ def messages_for(prompts: Prompts, task: Task, previous: Previous | None, lesson
         messages.append(
             Message(
                 "user",
-                prompts.render(for_kind("actor_retry", task.kind), feedback=previous.feedback, lessons=list(lessons), entry_point=task.entry_point),
+                prompts.render(for_kind("actor_retry", task.kind), feedback=previous.feedback, lessons=list(lessons),
+                               recalled=list(recalled), entry_point=task.entry_point),
             )
         )
     return messages
@@ -60,6 +66,7 @@ def write_code(
     *,
     previous: Previous | None,
     lessons: Sequence[str],
+    recalled: Sequence[str] = (),
     max_tokens: int,
     settings: CallSettings,
 ) -> Draft:
@@ -67,7 +74,7 @@ def write_code(
     completion = call(
         model,
         meter,
-        messages_for(prompts, task, previous, lessons),
+        messages_for(prompts, task, previous, lessons, recalled),
         system=prompts.render(for_kind("actor_system", task.kind)),
         max_tokens=max_tokens,
         settings=settings,

@@ -1,6 +1,8 @@
 """The trial loop for one attempt of one task under one strategy: pure orchestration.
 
 reflexion: tests once -> [Self-Reflection on the last trial -> Actor -> Evaluator -> stop?] x trials
+reflexion+recall: reflexion, with up to K lessons from other tasks recalled before each
+           Actor call from the run's frozen pool (harness/recall.py), in their own section
 feedback:  the same without Self-Reflection (the Actor sees feedback, no lessons)
 resample:  tests once -> [a fresh Actor sample -> Evaluator -> stop?] x trials: no
            feedback, no lessons (the compute-matched rival of repair)
@@ -38,8 +40,10 @@ from harness.testgen import write_tests
 
 if TYPE_CHECKING:
     from harness.config import RunConfig
+    from harness.recall import Recall
 
-ITERATING = ("reflexion", "feedback", "resample")
+ITERATING = ("reflexion", "reflexion+recall", "feedback", "resample")
+REFLECTING = ("reflexion", "reflexion+recall")  # strategies that write and show lessons
 T = TypeVar("T")
 
 
@@ -60,6 +64,7 @@ class LoopSettings:
     seed: int
     oracle_feedback: bool
     model: str = ""  # the model spec, written into each lesson
+    tasks: str = ""  # the task-set spec, written into each lesson (recall resolves its task by it)
 
     @classmethod
     def from_config(cls, config: "RunConfig") -> "LoopSettings":
@@ -88,6 +93,7 @@ class LoopContext:
     memory: MemoryStore
     settings: LoopSettings
     stop: threading.Event = field(default_factory=threading.Event)
+    recall: "Recall | None" = None  # the run's frozen pool of lessons from other tasks (reflexion+recall)
 
 
 class Stopped(Exception):
@@ -181,7 +187,12 @@ def _iterate(
 
         lesson: str | None = None
         shown: list[str] = []
-        if strategy == "reflexion":
+        recalled = []
+        if strategy == "reflexion+recall":
+            if ctx.recall is None:
+                raise ValueError("strategy 'reflexion+recall' needs the run's frozen recall pool")
+            recalled = ctx.recall.for_trial(task, previous.feedback if previous is not None else None)
+        if strategy in REFLECTING:
             if previous is not None:
                 last = previous
                 lesson = _model_call("reflection", trial, meter, lambda: reflect(
@@ -198,7 +209,8 @@ def _iterate(
         context = None if strategy == "resample" else previous
         draft = _model_call("actor", trial, meter, lambda: write_code(
             ctx.model, ctx.prompts, meter, task,
-            previous=context, lessons=shown, max_tokens=s.max_tokens, settings=calls,
+            previous=context, lessons=shown, recalled=[r.lesson for r in recalled],
+            max_tokens=s.max_tokens, settings=calls,
         ))
 
         internal, feedback = _evaluate_internal(ctx, task, draft, internal_tests)
@@ -235,6 +247,7 @@ def _iterate(
             feedback=feedback,
             lesson=lesson,
             memory_shown=list(shown),
+            recalled=[r.as_record() for r in recalled],
             testgen=testgen_record,
             error=draft.error,
             oracle_feedback=s.oracle_feedback,
@@ -246,18 +259,18 @@ def _iterate(
         )
         yield record  # the caller has stored it when we resume here
         if lesson:  # stored once its record is: a resumed run puts it back from the record
-            ctx.memory.add(lesson_of(record, s.model))
+            ctx.memory.add(lesson_of(record, s.model, s.tasks))
         if record.final:
             return
         previous = Previous(draft.code or draft.raw_output, feedback)
 
 
-def lesson_of(record: TrialRecord, model: str) -> Lesson:
+def lesson_of(record: TrialRecord, model: str, task_set: str = "") -> Lesson:
     """The memory entry for the lesson a (schema 2) record holds: about the trial before."""
     assert record.lesson
     return Lesson(
         record.run_id, record.task_id, record.strategy, record.attempt, record.trial - 1, record.lesson,
-        model=model, oracle_feedback=record.oracle_feedback,
+        model=model, oracle_feedback=record.oracle_feedback, task_set=task_set,
     )
 
 
