@@ -1,0 +1,102 @@
+"""The embedded model's engine at 1, 2 and 4 slots, side by side in one run.
+
+    python bench/local_engine.py [--model local] [--tasks 6] [--slots 1,2,4]
+
+Sends the same real harness prompts, rendered from the project's templates
+(harness/prompts/) for the first N builtin tasks, to the model at each slot count:
+the test writer's prompt, the Actor's first prompt and a Self-Reflection prompt (on a
+stub implementation that fails the task's first hidden test), at the run's default
+max_tokens and temperature 0. At N slots, N calls are in flight at once (as N busy
+workers would keep them), so the engine batches them.
+
+For each slot count it prints the generated tokens per second (all calls together,
+wall time, the model's load excluded; other processes on the machine slow it down,
+so the host's load average is printed beside it) and the fraction of answers identical to the
+one-slot answers (greedy answers can depend on the batch: see README), and last the
+line `local engine throughput at 4 slots vs 1: <x>`.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.config import RunConfig  # noqa: E402
+from harness.hostinfo import available_cores  # noqa: E402
+from harness.models import Message, ModelSettings, open_model  # noqa: E402
+from harness.prompting import Prompts  # noqa: E402
+from harness.tasks import load_tasks  # noqa: E402
+
+Call = tuple[str, str, list[Message], int]  # (label, system, messages, max_tokens)
+
+
+def harness_prompts(n_tasks: int) -> list[Call]:
+    config, prompts = RunConfig(), Prompts()
+    calls: list[Call] = []
+    for task in load_tasks(config.tasks).tasks[:n_tasks]:
+        calls.append((f"{task.task_id} testgen", prompts.render("testgen_system"), [Message("user", prompts.render(
+            "testgen", prompt=task.prompt, entry_point=task.entry_point, max_tests=config.max_internal_tests))],
+            config.max_tokens_tests))
+        calls.append((f"{task.task_id} actor", prompts.render("actor_system"), [Message("user", prompts.render(
+            "actor_task", prompt=task.prompt, entry_point=task.entry_point, lessons=[]))], config.max_tokens))
+        stub = task.prompt.rstrip() + "\n    pass\n"
+        feedback = f"Tests failed:\n{task.hidden_tests[0].strip()[:400]}  # failed"
+        calls.append((f"{task.task_id} reflection", prompts.render("reflection_system"), [Message("user", prompts.render(
+            "reflection", prompt=task.prompt, code=stub, feedback=feedback))], config.max_tokens_lesson))
+    return calls
+
+
+def run_at(spec: str, slots: int, calls: list[Call]) -> tuple[dict[str, str], int, float, float]:
+    """(answers by label, generated tokens, seconds, load seconds) at `slots` slots."""
+    started = time.monotonic()
+    model = open_model(spec, ModelSettings(local_slots=slots))
+    load_s = time.monotonic() - started
+    try:
+        def one(call: Call):
+            label, system, messages, max_tokens = call
+            return label, model.complete(messages, system=system, max_tokens=max_tokens, temperature=0.0, seed=0)
+
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=slots) as pool:  # `slots` calls in flight
+            done = list(pool.map(one, calls))
+        seconds = time.monotonic() - started
+    finally:
+        model.close()
+    answers = {label: c.text for label, c in done}
+    return answers, sum(c.usage.output_tokens for _, c in done), seconds, load_s
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", default="local", help="a local model spec (default: local, the default model)")
+    p.add_argument("--tasks", type=int, default=6, help="builtin tasks whose prompts are sent (3 prompts each)")
+    p.add_argument("--slots", default="1,2,4", help="slot counts to compare; the first is the reference")
+    args = p.parse_args(argv)
+    slot_counts = [int(s) for s in args.slots.split(",")]
+    calls = harness_prompts(args.tasks)
+    print(f"{len(calls)} harness prompts (testgen, actor, reflection for {args.tasks} builtin tasks) to "
+          f"{args.model} on {available_cores()} core(s), temperature 0", flush=True)
+    reference: dict[str, str] | None = None
+    rates: dict[int, float] = {}
+    for slots in slot_counts:
+        answers, tokens, seconds, load_s = run_at(args.model, slots, calls)
+        rates[slots] = tokens / seconds
+        if reference is None:
+            reference = answers
+        same = sum(answers[k] == reference[k] for k in reference)
+        print(f"slots {slots}: {tokens} tokens in {seconds:.1f} s = {rates[slots]:.1f} generated tokens/s; "
+              f"answers identical to {slot_counts[0]} slot(s): {same}/{len(reference)} = {same / len(reference):.2f} "
+              f"(load {load_s:.1f} s; host load average {os.getloadavg()[0]:.1f})", flush=True)
+    if 1 in rates and 4 in rates:
+        print(f"local engine throughput at 4 slots vs 1: {rates[4] / rates[1]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
