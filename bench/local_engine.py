@@ -11,7 +11,8 @@ workers would keep them), so the engine batches them.
 
 For each slot count it prints the generated tokens per second (all calls together,
 wall time, the model's load excluded; other processes on the machine slow it down,
-so the host's load average is printed beside it) and the fraction of answers identical to the
+so the host's load average is printed beside it, and the tokens per CPU-second of
+this process, which other work does not change) and the fraction of answers identical to the
 one-slot answers (greedy answers can depend on the batch: see README), and last the
 line `local engine throughput at 4 slots vs 1: <x>`.
 """
@@ -52,11 +53,12 @@ def harness_prompts(n_tasks: int) -> list[Call]:
     return calls
 
 
-def run_at(spec: str, slots: int, calls: list[Call]) -> tuple[dict[str, str], int, float, float]:
-    """(answers by label, generated tokens, seconds, load seconds) at `slots` slots."""
+def run_at(spec: str, slots: int, calls: list[Call]) -> tuple[dict[str, str], int, float, float, float]:
+    """(answers by label, generated tokens, seconds, CPU seconds, load seconds) at `slots` slots."""
     started = time.monotonic()
     model = open_model(spec, ModelSettings(local_slots=slots))
     load_s = time.monotonic() - started
+    cpu_started = time.process_time()  # this process, every thread (the engine's included)
     try:
         def one(call: Call):
             label, system, messages, max_tokens = call
@@ -66,10 +68,11 @@ def run_at(spec: str, slots: int, calls: list[Call]) -> tuple[dict[str, str], in
         with ThreadPoolExecutor(max_workers=slots) as pool:  # `slots` calls in flight
             done = list(pool.map(one, calls))
         seconds = time.monotonic() - started
+        cpu_s = time.process_time() - cpu_started
     finally:
         model.close()
     answers = {label: c.text for label, c in done}
-    return answers, sum(c.usage.output_tokens for _, c in done), seconds, load_s
+    return answers, sum(c.usage.output_tokens for _, c in done), seconds, cpu_s, load_s
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,16 +87,22 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.model} on {available_cores()} core(s), temperature 0", flush=True)
     reference: dict[str, str] | None = None
     rates: dict[int, float] = {}
+    per_cpu: dict[int, float] = {}
     for slots in slot_counts:
-        answers, tokens, seconds, load_s = run_at(args.model, slots, calls)
+        answers, tokens, seconds, cpu_s, load_s = run_at(args.model, slots, calls)
         rates[slots] = tokens / seconds
+        per_cpu[slots] = tokens / cpu_s
         if reference is None:
             reference = answers
         same = sum(answers[k] == reference[k] for k in reference)
         print(f"slots {slots}: {tokens} tokens in {seconds:.1f} s = {rates[slots]:.1f} generated tokens/s; "
               f"answers identical to {slot_counts[0]} slot(s): {same}/{len(reference)} = {same / len(reference):.2f} "
-              f"(load {load_s:.1f} s; host load average {os.getloadavg()[0]:.1f})", flush=True)
+              f"(load {load_s:.1f} s; {per_cpu[slots]:.1f} tokens per CPU-second; host load average "
+              f"{os.getloadavg()[0]:.1f})", flush=True)
     if 1 in rates and 4 in rates:
+        # Tokens per CPU-second do not move with other work on the machine: what the
+        # batch saves in compute. The wall-time figure below is what a run sees.
+        print(f"tokens per CPU-second at 4 slots vs 1: {per_cpu[4] / per_cpu[1]:.2f}")
         print(f"local engine throughput at 4 slots vs 1: {rates[4] / rates[1]:.2f}")
     return 0
 
