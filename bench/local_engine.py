@@ -2,11 +2,11 @@
 
     python bench/local_engine.py [--model local] [--tasks 6] [--slots 1,2,4]
 
-Sends the same real harness prompts, rendered from the project's templates
-(harness/prompts/) for the first N builtin tasks, to the model at each slot count:
-the test writer's prompt, the Actor's first prompt and a Self-Reflection prompt (on a
-stub implementation that fails the task's first hidden test), at the run's default
-max_tokens and temperature 0. At N slots, N calls are in flight at once (as N busy
+Sends the same real harness prompts to the model at each slot count: for the first N
+tasks of the default task set, the calls that the harness's own test writer, Actor
+(first trial) and Self-Reflection (on a stub implementation that fails the task's first
+hidden test) make, rendered from the project's templates (harness/prompts/), at the
+run's default max_tokens and temperature 0. At N slots, N calls are in flight at once (as N busy
 workers would keep them), so the engine batches them.
 
 For each slot count it prints the generated tokens per second (all calls together,
@@ -28,28 +28,53 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness.actor import write_code  # noqa: E402
+from harness.calls import CallSettings, Meter  # noqa: E402
 from harness.config import RunConfig  # noqa: E402
 from harness.hostinfo import available_cores  # noqa: E402
-from harness.models import Message, ModelSettings, open_model  # noqa: E402
+from harness.models import Completion, Message, ModelSettings, open_model  # noqa: E402
 from harness.prompting import Prompts  # noqa: E402
+from harness.reflection import reflect  # noqa: E402
 from harness.tasks import load_tasks  # noqa: E402
+from harness.testgen import write_tests  # noqa: E402
 
 Call = tuple[str, str, list[Message], int]  # (label, system, messages, max_tokens)
 
 
+class _Recorder:
+    """A ChatModel that only records the calls the harness's own code makes."""
+
+    spec = "recorder"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[Message], int]] = []
+
+    def complete(self, messages, *, system=None, max_tokens=512, temperature=0.0, stop=None, seed=None):
+        self.calls.append((system or "", list(messages), max_tokens))
+        return Completion(text="```python\npass\n```", model="recorder")
+
+    def close(self) -> None:
+        pass
+
+
 def harness_prompts(n_tasks: int) -> list[Call]:
+    """The calls the test writer, the Actor (first trial) and Self-Reflection make for the
+    first builtin tasks, built by the harness's own functions from its templates."""
     config, prompts = RunConfig(), Prompts()
+    settings = CallSettings(temperature=0.0, seed=config.seed)
     calls: list[Call] = []
     for task in load_tasks(config.tasks).tasks[:n_tasks]:
-        calls.append((f"{task.task_id} testgen", prompts.render("testgen_system"), [Message("user", prompts.render(
-            "testgen", prompt=task.prompt, entry_point=task.entry_point, max_tests=config.max_internal_tests))],
-            config.max_tokens_tests))
-        calls.append((f"{task.task_id} actor", prompts.render("actor_system"), [Message("user", prompts.render(
-            "actor_task", prompt=task.prompt, entry_point=task.entry_point, lessons=[]))], config.max_tokens))
-        stub = task.prompt.rstrip() + "\n    pass\n"
-        feedback = f"Tests failed:\n{task.hidden_tests[0].strip()[:400]}  # failed"
-        calls.append((f"{task.task_id} reflection", prompts.render("reflection_system"), [Message("user", prompts.render(
-            "reflection", prompt=task.prompt, code=stub, feedback=feedback))], config.max_tokens_lesson))
+        recorder = _Recorder()
+        write_tests(recorder, prompts, Meter(), task, max_tests=config.max_internal_tests,
+                    max_tokens=config.max_tokens_tests, settings=settings)
+        write_code(recorder, prompts, Meter(), task, previous=None, lessons=[],
+                   max_tokens=config.max_tokens, settings=settings)
+        # Reflection on a stub implementation that fails the task's first hidden test.
+        reflect(recorder, prompts, Meter(), task, code=task.prompt.rstrip() + "\n    pass\n",
+                feedback=f"Tests failed:\n{task.hidden_tests[0].strip()[:400]}  # failed",
+                max_tokens=config.max_tokens_lesson, settings=settings)
+        for role, (system, messages, max_tokens) in zip(("testgen", "actor", "reflection"), recorder.calls):
+            calls.append((f"{task.task_id} {role}", system, messages, max_tokens))
     return calls
 
 
