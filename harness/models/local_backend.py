@@ -184,6 +184,10 @@ class LocalModel:
                 self._in_flight -= 1
                 self._idle.notify_all()
         latency = time.monotonic() - started
+        timings = out.get("timings") or {}
+        if timings.get("prompt_ms") is not None and timings.get("predicted_ms") is not None:
+            # The engine's own time on the call: without the wait for a free slot.
+            latency = (float(timings["prompt_ms"]) + float(timings["predicted_ms"])) / 1000.0
         if "error" in out or "choices" not in out:
             raise ModelError(self._error_message(out))
         choice = out["choices"][0]
