@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Sequence
 
 from harness.cli import UsageError
-from harness.report.runs import Run
+from harness.rundata.folder import RunFolder as Run
 
 FORMATS = ("humaneval",)
 

@@ -236,6 +236,11 @@ class RunFolder:
     def info(self) -> RunHeader:
         return header_of(self.header)
 
+    @property
+    def error_keys(self) -> list[tuple[str, str, int]]:
+        """(task_id, strategy, attempt) of each errors.jsonl line that names one."""
+        return [e.attempt_key for e in error_records(self.errors)]
+
 
 def load(run_dir: Path, *, need_trials: bool = True) -> RunFolder:
     """Reads a run folder; FolderError (one line, naming the file) when it is not usable."""
