@@ -197,10 +197,10 @@ def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records:
             kind = str(e.get("kind") or "error")
             open_kinds[kind] = open_kinds.get(kind, 0) + 1
     ended = isinstance(session, dict) and int(session.get("trials", -1)) == n_records
-    if expected and complete >= expected:
-        state = "complete"
-    elif live and not ended:
+    if live and not ended:  # a session is still writing (maybe its summary and report)
         state = "running"
+    elif expected and complete >= expected:
+        state = "complete"
     elif ended:
         state = "incomplete"
     else:
@@ -222,15 +222,16 @@ def _resumes(header: dict[str, Any]) -> int:
 
 def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[str, Any]] = (), *,
             run_dir: Path | str | None = None, live: bool = False, session: dict[str, Any] | None = None,
-            timings: dict[str, Any] | None = None, bad_lines: int = 0, error_log: bool = False,
-            wrong_tasks: Iterable[str] = ()) -> dict[str, Any]:
+            timings: dict[str, Any] | None = None, bad_lines: int = 0, error_log: str | None = None,
+            wrong_tasks: Iterable[str] = (), prepared: Frames | None = None) -> dict[str, Any]:
     """Every number of one run (the module's docstring gives the document).
 
     `trials`: frames.trials_frame of its records; `errors`: errors.jsonl's lines;
     `live`: a session is writing the run now (only the view can tell); `session`: the
     last ended session as summary.json recorded it; `bad_lines`: unreadable lines the
-    reader skipped; `error_log`: the folder has an error.log."""
-    f = fr.prepare(header, trials, errors)
+    reader skipped; `error_log`: folder.error_log_kind of the run folder; `prepared`: the frames,
+    when the caller already made them with frames.prepare."""
+    f = prepared if prepared is not None else fr.prepare(header, trials, errors)
     cfg = f.config
     spend = metrics.resources(f.trials, f.strategies, f.error_keys, metrics.unfinished_spend(f.errors)) \
         .set_index("strategy")
@@ -341,7 +342,7 @@ def of_folder(run: folder.RunFolder, *, session: dict[str, Any] | None = None,
         timings = old["timings"]
     return compute(run.header, trials if trials is not None else fr.trials_frame(run.records), run.errors,
                    run_dir=run.run_dir, session=session, timings=timings,
-                   error_log=(run.run_dir / folder.ERROR_LOG).is_file())
+                   error_log=folder.error_log_kind(run.run_dir))
 
 
 def end_session(run_dir: Path, *, exit_code: int, timings: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -349,9 +350,10 @@ def end_session(run_dir: Path, *, exit_code: int, timings: dict[str, Any] | None
     end recorded (so that status can tell an ended run from an interrupted one) and
     writes summary.json, once. Returns the numbers."""
     run = folder.load(Path(run_dir), need_trials=False)
+    trials = fr.trials_frame(run.records)
     session = {"ended_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-               "trials": len(run.records), "exit": int(exit_code)}
-    doc = of_folder(run, session=session, timings=timings)
+               "trials": len(trials), "exit": int(exit_code)}  # trials as scored (a repeated line once)
+    doc = of_folder(run, session=session, timings=timings, trials=trials)
     folder.write_summary(run.run_dir, doc)
     return doc
 

@@ -141,7 +141,7 @@ def per_strategy(counts: dict[str, int]) -> str:
 
 def caveats(*, oracle: bool, pairs: Sequence[dict[str, Any]], shared: int, excluded: Sequence[str], n_tasks: int,
             samples: int, incomplete: dict[str, int], no_tests: dict[str, int], model_errors: dict[str, int],
-            errors_open: dict[str, int], errors_redone: int, error_log: bool, resumes: int, bad_lines: int,
+            errors_open: dict[str, int], errors_redone: int, error_log: str | None, resumes: int, bad_lines: int,
             resume_command: str) -> list[dict[str, str]]:
     """What a reader must know before believing the answer, most serious first."""
     out = []
@@ -177,9 +177,12 @@ def caveats(*, oracle: bool, pairs: Sequence[dict[str, Any]], shared: int, exclu
     if errors_redone:
         out.append(caveat("errors_redone", "info", f"{count(errors_redone, 'harness error')} in errors.jsonl "
                           "stopped attempts that a resumed session then finished: they are scored."))
-    if error_log:
-        out.append(caveat("error_log", "info", "error.log holds the tracebacks of errors this run met (a stopped "
-                          "run, or units that failed with an exception)."))
+    if error_log == "stopped":
+        out.append(caveat("error_log", "warn", "The run stopped on an error at least once (error.log holds the "
+                          "traceback)."))
+    elif error_log:
+        out.append(caveat("error_log", "info", "error.log holds the tracebacks of units that failed with an "
+                          "exception; the run went on."))
     if resumes:
         out.append(caveat("resumed", "info", f"Resumed {'once' if resumes == 1 else f'{resumes} times'}: its trials "
                           "come from more than one session, and the elapsed time includes the time between them."))

@@ -27,9 +27,8 @@ def attempt_tests(index: TrialIndex) -> dict[tuple[str, str, int], list[str]]:
     first = frame[frame["n_internal"] > 0].sort_values("trial").drop_duplicates(["task_id", "strategy", "attempt"])
     out: dict[tuple[str, str, int], list[str]] = {}
     for rec in index.read_records(list(zip(first["offset"].astype(int), first["length"].astype(int)))):
-        tests = [str(t) for t in rec.get("internal_tests") or []]
-        if tests and not rec.get("oracle_feedback"):
-            out[(str(rec.get("task_id")), str(rec.get("strategy")), int(rec.get("attempt") or 0))] = tests
+        if rec.internal_tests and not rec.oracle_feedback:
+            out[(rec.task_id, rec.strategy, rec.attempt)] = list(rec.internal_tests)
     return out
 
 
