@@ -133,7 +133,8 @@ class RunEntry:
                 errors = self.errors()
                 summary = self.summary() or {}
                 session = summary.get("session") if isinstance(summary.get("session"), dict) else None
-                if session is None and summary and _after(self.path / folder.SUMMARY, self.path / folder.TRIALS):
+                if session is None and summary and int(summary.get("schema") or 1) < numbers.SUMMARY_SCHEMA \
+                        and _after(self.path / folder.SUMMARY, self.path / folder.TRIALS):
                     # summary.json of a harness that did not record its sessions, written
                     # after the last trial: that session ended
                     session = {"trials": len(trials)}
