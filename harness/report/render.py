@@ -233,6 +233,11 @@ def headline(sources: Sequence[Source]) -> tuple[View, pd.DataFrame]:
             for t, value in enumerate(s["pass@1_by_trial"], 1):
                 entry[f"pass@1 at trial {t}"] = wording.pct(value)
                 values[f"pass@1 at trial {t}"] = value
+            for kind, of_kind in (src.numbers.get("by_kind") or {}).items():  # a run that mixes kinds
+                k = of_kind.get(strategy) or {}
+                label = f"pass@1 on {kind} tasks ({of_kind.get('tasks')})"
+                entry[label] = wording.rate_with_ci(k.get("pass@1"), *(k.get("pass@1_ci95") or [None, None]))
+                values[label] = k.get("pass@1")
             for key, label in HEADLINE_LABELS.items():
                 v = s.get(key)
                 entry[label] = (wording.duration(v) if key == "summed_s" else
@@ -297,7 +302,7 @@ def provenance(header: dict[str, Any]) -> dict[str, str]:
         prompts = str(prompts_raw)
     else:
         prompts = "default prompts (digest not recorded)"
-    out = {"memory": memory, "prompts": prompts, "mbpp": ""}
+    out = {"memory": memory, "prompts": prompts, "mbpp": "", "recall": recall_line(head)}
     tasks = head.get("tasks") or {}
     spec = str(tasks.get("spec") or cfg.get("tasks") or "")
     if ("mbpp" in spec.lower() or "mbpp" in str(tasks.get("name") or "").lower()
@@ -313,6 +318,23 @@ def provenance(header: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+
+
+def recall_line(header: dict[str, Any]) -> str:
+    """What a reflexion+recall run recalled from: source, digest, K, scope, ranking,
+    hygiene ("" for a run without recall)."""
+    rec = header.get("recall")
+    if not isinstance(rec, dict):
+        return ""
+    ranking = rec.get("ranking") or {}
+    left = (rec.get("hygiene") or {}).get("excluded") or {}
+    left_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(left.items()) if k != "source_lessons" and v)
+    return (f"{', '.join(rec.get('strategies') or ['reflexion+recall'])}: up to K={rec.get('k')} lessons from other "
+            f"tasks per trial, scope {rec.get('scope')}, ranked by {ranking.get('ranker', '?')} "
+            f"({ranking.get('library', '?')} {ranking.get('version') or ''}) on {ranking.get('query', '?')}; "
+            f"frozen at start from {rec.get('source')} ({rec.get('pool_lessons')} lessons, source digest "
+            f"{str(rec.get('source_digest'))[:23]}), each cut to {rec.get('max_chars')} characters"
+            + (f"; left out or cut: {left_text}" if left_text else ""))
 
 
 def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View]:

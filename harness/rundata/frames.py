@@ -25,7 +25,7 @@ TRIAL_COLUMNS = (
     "task_id", "strategy", "attempt", "trial", "final", "stop_reason", "hidden_passed",
     "internal_passed", "error", "model_calls", "cached_calls", "input_tokens", "output_tokens",
     "cost_usd", "cached_cost_usd", "wall_s", "model_s", "sandbox_s", "finished_at", "schema",
-    "has_lesson", "n_internal", "n_hidden", "hidden_ok", "wrong_tests", "oracle_feedback",
+    "has_lesson", "n_internal", "n_hidden", "hidden_ok", "wrong_tests", "oracle_feedback", "task_kind",
 )
 
 
@@ -41,7 +41,7 @@ def trial_row(r: TrialRecord) -> tuple:
         r.finished_at, r.schema, bool(r.lesson), len(r.internal_tests), len(r.hidden_results),
         sum(1 for h in r.hidden_results if h.status == "passed"),
         -1 if ref is None else sum(1 for h in ref if h.status != "passed"),
-        oracle,
+        oracle, r.task_kind or "function",
     )
 
 

@@ -22,6 +22,8 @@ with the same meaning; fields may be added, never renamed or removed)::
     time: {elapsed_s, summed_s, sessions, text},
     by_trial, pass_at_k, compute_curve (kind agent | oracle), compute_matched, self_test,
     stopped_fp, resources, per_task: tables, one dict a row,
+    by_kind: {kind: {tasks, <strategy>: {pass@1, pass@1_ci95}}} (only when the run mixes
+        task kinds: function, io),
     session: {ended_at, trials, exit} (written by the run when a session ends),
     timings: the last session's own timings (load_s, trials_s, ...; from the run).
 
@@ -181,6 +183,24 @@ def _per_task(f: Frames, pairs: Sequence[dict[str, Any]], wrong: Iterable[str] =
     return out
 
 
+def _by_kind(f: Frames) -> dict[str, Any]:
+    """Where a run mixes task kinds (function, io): pass@1 with its CI per kind and
+    strategy, on the shared tasks of that kind; {} for a run of one kind."""
+    t = f.trials
+    kinds = dict(zip(t["task_id"], t["task_kind"])) if not t.empty else {}
+    if len(set(kinds.values())) < 2:
+        return {}
+    out: dict[str, Any] = {}
+    for kind in sorted(set(kinds.values())):
+        sub = f.shared_attempts[f.shared_attempts["task_id"].isin({k for k, v in kinds.items() if v == kind})]
+        entry: dict[str, Any] = {"tasks": int(sub["task_id"].nunique())}
+        for s in f.strategies:
+            est = metrics.estimate(metrics.per_task_pass_at_k(sub, s, 1))
+            entry[s] = {"pass@1": _num(est.value), "pass@1_ci95": [_num(est.ci_low), _num(est.ci_high)]}
+        out[kind] = entry
+    return out
+
+
 def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records: int, resumes: int,
             run_dir: Any) -> dict[str, Any]:
     n_tasks = len(f.task_ids)
@@ -254,6 +274,7 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
     sessions = 1 + resumes
     incomplete = {s: e["incomplete_attempts"] for s, e in strategies.items() if e["incomplete_attempts"]}
     model_errors = {s: e["errors"] for s, e in strategies.items() if e["errors"]}
+    by_kind = _by_kind(f)
     by_trial = metrics.pass1_by_trial_table(f.shared_trials, f.strategies, f.budget)
     curve = pd.concat([metrics.compute_curve(f.shared_trials, f.shared_attempts, s, f.budget)
                        for s in f.strategies] or [pd.DataFrame()], ignore_index=True)
@@ -292,6 +313,8 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         n_tasks=len(f.task_ids), samples=f.samples, incomplete=incomplete, no_tests=no_tests,
         model_errors=model_errors, errors_open=status["errors_open"], errors_redone=status["errors_redone"],
         error_log=error_log, resumes=resumes, bad_lines=bad_lines, resume_command=resume_command(run_dir))
+    if by_kind:
+        doc["by_kind"] = by_kind
     if session is not None:
         doc["session"] = session
     if timings is not None:

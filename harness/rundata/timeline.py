@@ -4,7 +4,8 @@ Used by the report's trial details and the view's task page. Records of schema 1
 are both shown as the Actor lived them:
 
 * the feedback a trial's Actor saw is the previous trial's `feedback`;
-* the lessons it saw are its `memory_shown`;
+* the lessons it saw are its `memory_shown`, and those recalled from other tasks
+  (reflexion+recall) its `recalled`, each with its BM25 score and source task;
 * the lesson *written*: schema 2 stores in trial t+1 the lesson written at its start
   about trial t; schema 1 stored it in trial t itself (written after trial t failed).
 """
@@ -58,6 +59,8 @@ class Step:
     schema: int
     oracle_feedback: bool
     temperature_used: float | None
+    # reflexion+recall: [{lesson, source_task, source_run, score, rank, id}], best first
+    recalled: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def hidden_summary(self) -> str:
@@ -155,6 +158,7 @@ def _step(rec: TrialRecord, prev: TrialRecord | None, checked: dict[str, str] | 
         spend={k: getattr(rec, k) for k in _SPEND}, finished_at=rec.finished_at, schema=schema,
         oracle_feedback=rec.oracle_feedback or bool((rec.testgen or {}).get("oracle_feedback", False)),
         temperature_used=rec.temperature_used,
+        recalled=[x for x in rec.recalled if isinstance(x, dict)],
     )
 
 

@@ -6,6 +6,7 @@ its file, line and field, all at once; a file with any problem loads nothing.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import keyword
 import math
@@ -15,11 +16,13 @@ from typing import Any
 
 from harness.parsing import parse
 from harness.tasks.adapters import with_check_call
-from harness.tasks.base import Task, TaskError, TaskSet
+from harness.tasks.base import COMPARE_RULES, KINDS, IoTest, Task, TaskError, TaskSet
 
 REQUIRED_FIELDS = ("task_id", "prompt", "entry_point", "tests")
-OPTIONAL_FIELDS = ("canonical_solution", "tags", "timeout_s", "meta")
+OPTIONAL_FIELDS = ("canonical_solution", "tags", "timeout_s", "meta", "kind", "compare", "public_tests")
+IO_REQUIRED_FIELDS = ("task_id", "prompt", "tests")  # an io task has no entry point
 SCHEMA_DOC = "tasks/README.md"
+WITH_EXAMPLE = "with-example"
 BUILTIN_FILE = Path(__file__).resolve().parents[2] / "tasks" / "builtin.jsonl"
 _MAX_LISTED = 20  # problems quoted in one error; the count says how many more
 
@@ -78,14 +81,21 @@ class _LineChecker:
             self.fail(None, f"expected a JSON object (one task per line), got {type(record).__name__}")
             return None
         before = len(self.problems)
-        for field in REQUIRED_FIELDS:
+        kind = record.get("kind", "function")
+        if kind not in KINDS:
+            self.fail("kind", f"expected one of {', '.join(KINDS)}, got {json.dumps(kind)[:60]}")
+            return None
+        required = IO_REQUIRED_FIELDS if kind == "io" else REQUIRED_FIELDS
+        for field in required:
             if field not in record:
-                self.fail(field, "missing (required: " + ", ".join(REQUIRED_FIELDS) + ")")
+                self.fail(field, "missing (required: " + ", ".join(required) + ")")
         for field in record:
             if field not in REQUIRED_FIELDS + OPTIONAL_FIELDS:
                 self.fail(field, "unknown field (allowed: " + ", ".join(REQUIRED_FIELDS + OPTIONAL_FIELDS) + ")")
         if len(self.problems) > before:
             return None
+        if kind == "io":
+            return self.io_task(record, before)
         task_id = self.text(record, "task_id")
         prompt = self.text(record, "prompt")
         entry_point = self.text(record, "entry_point")
@@ -93,6 +103,9 @@ class _LineChecker:
             self.fail("entry_point", f"{entry_point!r} is not a Python name")
             entry_point = None
         tests = self.tests(record["tests"], entry_point)
+        public: tuple[str, ...] = ()
+        if "public_tests" in record:
+            public = self.tests(record["public_tests"], entry_point, field="public_tests")
         solution = self.solution(record.get("canonical_solution"), entry_point)
         tags = self.tags(record.get("tags", []))
         timeout_s = self.timeout(record.get("timeout_s"))
@@ -110,15 +123,62 @@ class _LineChecker:
             tags=tags,
             timeout_s=timeout_s,
             meta={"source": str(self.path), "line": self.line, **meta},
+            public_tests=public,
         )
 
-    def tests(self, value: Any, entry_point: str | None) -> tuple[str, ...]:
+    def io_task(self, record: dict[str, Any], before: int) -> Task | None:
+        task_id = self.text(record, "task_id")
+        prompt = self.text(record, "prompt")
+        if record.get("entry_point") not in (None, ""):
+            self.fail("entry_point", "an io task is a whole program: leave entry_point out")
+        compare = record.get("compare", "lcb")
+        if compare not in COMPARE_RULES:
+            self.fail("compare", f"expected one of {', '.join(COMPARE_RULES)}, got {json.dumps(compare)[:60]}")
+        tests = self.io_tests(record["tests"], "tests", required=True)
+        public = self.io_tests(record.get("public_tests", []), "public_tests", required=False)
+        solution = record.get("canonical_solution")
+        if solution is not None:
+            if not isinstance(solution, str) or not solution.strip():
+                self.fail("canonical_solution", "expected a non-empty string (a complete program)")
+            elif (why := _parses(solution)) is not None:
+                self.fail("canonical_solution", why)
+        tags = self.tags(record.get("tags", []))
+        timeout_s = self.timeout(record.get("timeout_s"))
+        meta = record.get("meta", {})
+        if not isinstance(meta, dict):
+            self.fail("meta", "expected a JSON object")
+        if len(self.problems) > before or task_id is None or prompt is None:
+            return None
+        return Task(
+            task_id=task_id, prompt=prompt, entry_point="", hidden_tests=tests,
+            canonical_solution=solution, tags=tags, timeout_s=timeout_s,
+            meta={"source": str(self.path), "line": self.line, **meta},
+            kind="io", compare=compare, public_tests=public,
+        )
+
+    def io_tests(self, value: Any, field: str, *, required: bool) -> tuple[IoTest, ...]:
+        if not isinstance(value, list) or (required and not value):
+            self.fail(field, 'expected a non-empty list of {"input": "...", "output": "..."}' if required
+                      else 'expected a list of {"input": "...", "output": "..."}')
+            return ()
+        out: list[IoTest] = []
+        for i, item in enumerate(value):
+            if (not isinstance(item, dict) or set(item) != {"input", "output"}
+                    or not all(isinstance(v, str) for v in item.values())):
+                self.fail(f"{field}[{i}]", 'expected {"input": "<stdin>", "output": "<expected stdout>"} (two strings)')
+            elif not item["output"].strip():
+                self.fail(f"{field}[{i}]", "empty expected output: a program printing nothing would pass")
+            else:
+                out.append(IoTest(item["input"], item["output"]))
+        return tuple(out)
+
+    def tests(self, value: Any, entry_point: str | None, field: str = "tests") -> tuple[str, ...]:
         if isinstance(value, str):
-            items, names = [value], ["tests"]
+            items, names = [value], [field]
         elif isinstance(value, list) and value:
-            items, names = value, [f"tests[{i}]" for i in range(len(value))]
+            items, names = value, [f"{field}[{i}]" for i in range(len(value))]
         else:
-            self.fail("tests", "expected a string of test code or a non-empty list of asserts")
+            self.fail(field, "expected a string of test code or a non-empty list of asserts")
             return ()
         out: list[str] = []
         for item, name in zip(items, names):
@@ -232,10 +292,26 @@ class BuiltinSource:
                 "run from a checkout of the project, or use jsonl:<path> to a copy of it"
             )
         tasks = read_task_files(BUILTIN_FILE)
-        if not arg:
-            return TaskSet(spec="builtin", name="builtin", tasks=tasks)
-        chosen = tuple(t for t in tasks if arg in t.tags)
-        if not chosen:
-            known = sorted({tag for t in tasks for tag in t.tags})
-            raise TaskError(f"no builtin task has the tag {arg!r}; tags: {', '.join(known)}")
-        return TaskSet(spec=f"builtin:{arg}", name=f"builtin:{arg}", tasks=chosen)
+        parts = [p for p in arg.split(":") if p]
+        with_example = WITH_EXAMPLE in parts
+        tags = [p for p in parts if p != WITH_EXAMPLE]
+        if len(tags) > 1:
+            raise TaskError(f"builtin:{arg}: expected builtin[:<tag>][:{WITH_EXAMPLE}]")
+        chosen = tasks
+        if tags:
+            chosen = tuple(t for t in tasks if tags[0] in t.tags)
+            if not chosen:
+                known = sorted({tag for t in tasks for tag in t.tags})
+                raise TaskError(f"no builtin task has the tag {tags[0]!r}; tags: {', '.join(known)}")
+        name = "builtin" + (f":{arg}" if arg else "")
+        if not with_example:
+            return TaskSet(spec=name, name=name, tasks=chosen)
+        missing = [t.task_id for t in chosen if not t.public_tests]
+        if missing:
+            raise TaskError(
+                f"builtin:{arg}: {WITH_EXAMPLE} uses each task's public examples as its internal tests; "
+                f"{len(missing)} task(s) have none (e.g. {missing[0]}): pick a tag whose tasks all have them, such as io"
+            )
+        chosen = tuple(dataclasses.replace(t, examples_as_internal=True) for t in chosen)
+        return TaskSet(spec=name, name=name, tasks=chosen,
+                       prompt_form="as published; the public examples are the internal tests")
