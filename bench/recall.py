@@ -13,7 +13,7 @@ Two runs of `python -m harness run`, as a researcher would type them:
    recall reading the first run's lessons, frozen at the start of the second.
 
 Then, from the second run's records with the project's own statistics
-(harness.metrics: equal footing, paired comparison with its bootstrap CI and
+(harness.rundata.metrics: equal footing, paired comparison with its bootstrap CI and
 McNemar's test, spend ratio): pass@1 with and without recall, the tokens recall
 costs, how many lessons each attempt was shown, and how often a recalled lesson came
 from a source attempt that was solved (the source run's hidden verdict) or was shown
@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness import metrics  # noqa: E402
+from harness.rundata import frames, metrics  # noqa: E402
 from harness.rundata import read_run_header, read_trials  # noqa: E402
 from harness.tasks import load_tasks  # noqa: E402
 
@@ -94,10 +94,10 @@ def smoke_script(specs: list[tuple[str, int]], path: Path) -> Path:
 def measure(run_dir: Path, source_dir: Path) -> dict:
     header = read_run_header(run_dir)
     records = read_trials(run_dir / "trials.jsonl")
-    trials = metrics.trials_frame(records)
-    attempts = metrics.attempts_frame(trials)
+    trials = frames.trials_frame(records)
+    attempts = frames.attempts_frame(trials)
     task_ids = header["tasks"]["task_ids"]
-    footing = metrics.equal_footing(attempts, [WITH, WITHOUT], all_tasks=task_ids)
+    footing = frames.equal_footing(attempts, [WITH, WITHOUT], all_tasks=task_ids)
     paired = metrics.paired_comparison(attempts, WITH, WITHOUT, tasks=footing.shared, all_tasks=task_ids)
     shared = set(footing.shared)
     on = [r for r in records if r.task_id in shared]

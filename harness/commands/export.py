@@ -27,10 +27,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _main(args: argparse.Namespace) -> int:
+    from harness.cli import UsageError
     from harness.report.export import export
-    from harness.report.runs import load_run
+    from harness.rundata.folder import FolderError, load
 
-    for item in export(load_run(args.run_dir), args.fmt, args.out, args.strategy):
+    try:
+        run = load(args.run_dir)
+    except FolderError as exc:
+        raise UsageError(str(exc)) from None
+    for item in export(run, args.fmt, args.out, args.strategy):
         extra = f" ({item.incomplete} incomplete attempt(s) left out)" if item.incomplete else ""
         print(f"{item.path}: {item.samples} samples, strategy {item.strategy}{extra}")
     return 0

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from harness.cli import UsageError
-from harness.report.runs import Run
+from harness.rundata.folder import RunFolder as Run
 
 FORMATS = ("humaneval", "livecodebench")
 LCB_PREFIX = "lcb/"  # task ids of the livecodebench source: lcb/<question_id>
