@@ -40,6 +40,7 @@ class AnthropicModel:
         self.model_id = model_id
         self.spec = f"anthropic:{model_id}" + (f"@{base_url}" if base_url else "")
         self._settings = settings
+        self._served_model: str | None = None
         self._client = anthropic.Anthropic(
             api_key=api_key,
             base_url=base_url,  # None: the SDK's default (or ANTHROPIC_BASE_URL)
@@ -53,6 +54,18 @@ class AnthropicModel:
         facts = lookup(model_id, self._table)
         self.accepts_temperature = facts.accepts_temperature if facts else False
         self._warned_temperature = threading.Event()
+
+    def describe(self) -> dict[str, Any]:
+        """What run.json records of the model: the base URL the client uses and, once the
+        server has replied, the model name as it reports it; the engine is the client SDK
+        (the server's own engine is not known)."""
+        found: dict[str, Any] = {
+            "spec": self.spec, "identity": self.identity, "engine": "anthropic-sdk", "engine_version": anthropic.__version__,
+            "base_url": str(self._client.base_url).rstrip("/"),
+        }
+        if self._served_model is not None:
+            found["served_model"] = self._served_model
+        return found
 
     @property
     def identity(self) -> str:
@@ -131,6 +144,8 @@ class AnthropicModel:
             self.spec, text, max_tokens, _api.stop_reason(reply.stop_reason)
         )
         model = reply.model or self.model_id
+        if self._served_model is None:
+            self._served_model = reply.model or None  # as the server reports it, in its first reply
         price = price_for(model, self._settings.prices, self._table)
         return Completion(
             text=text,

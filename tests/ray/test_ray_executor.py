@@ -20,7 +20,7 @@ import ray  # noqa: F401  (a test dependency: its absence must fail, never skip)
 
 from harness.cli import main  # noqa: E402
 from harness.config import STRATEGY_CHOICES  # noqa: E402
-from harness.models.stub_server import Reply, Status, StubServer  # noqa: E402
+from tests.doubles.stub_server import Reply, Status, StubServer  # noqa: E402
 
 from tests.helpers import ctrl_c_reaches_it  # noqa: E402
 from ray_helpers import Agent, only_run, outcomes, read_trials, start_cluster, stored_lessons, trial_keys  # noqa: E402
