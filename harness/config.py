@@ -27,6 +27,8 @@ STRATEGY_CHOICES: dict[str, tuple[str, ...]] = {
 
 
 EXECUTORS = ("local", "ray")
+# Past 4 slots the 2-core machine measured in FACTS.md gains nothing (~32 tok/s).
+LOCAL_SLOTS_DEFAULT_MAX = 4
 RAY_INSTALL_HINT = "pip install 'reflexion-harness[ray]' (or pip install ray)"
 
 
@@ -58,6 +60,11 @@ class RunConfig:
     limit: int | None = None  # first N tasks
     task_ids: tuple[str, ...] | None = None  # only these tasks, in this order
     workers: int = 8  # units of work (task x strategy x attempt) in flight at once (per node on Ray)
+    # Local model: sequences generated together by the engine (per node on Ray); None:
+    # min(workers, LOCAL_SLOTS_DEFAULT_MAX), resolved by validate() and recorded.
+    local_slots: int | None = None
+    # Bitwise-reproducible local answers without the cache: one slot, no prompt reuse.
+    reproducible: bool = False
     executor: str = "local"  # local (a thread pool in this process) | ray (a Ray cluster)
     ray_address: str | None = None  # with executor "ray": the cluster to join; None = Ray's default
     sandbox: str = "docker"  # docker | process (unsafe: no isolation)
@@ -112,6 +119,16 @@ class RunConfig:
         for name, value in positive.items():
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+        if self.local_slots is None or (self.reproducible and self.local_slots != 1):
+            if self.reproducible and self.local_slots not in (None, 1):
+                raise ConfigError(
+                    f"reproducible runs the local model with one slot; local_slots={self.local_slots!r} "
+                    "contradicts it (drop one of the two)"
+                )
+            slots = 1 if self.reproducible else min(self.workers, LOCAL_SLOTS_DEFAULT_MAX)
+            return self.replace(local_slots=slots).validate()
+        if not isinstance(self.local_slots, int) or isinstance(self.local_slots, bool) or self.local_slots < 1:
+            raise ConfigError(f"local_slots must be an integer >= 1, got {self.local_slots!r}")
         if self.limit is not None and (not isinstance(self.limit, int) or self.limit < 1):
             raise ConfigError(f"limit must be an integer >= 1, got {self.limit!r}")
         if self.memory_window < 0:

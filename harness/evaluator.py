@@ -9,7 +9,7 @@ from typing import Sequence
 
 from harness.parsing import try_parse
 from harness.prompting import Prompts
-from harness.results import TestRecord
+from harness.rundata import TestRecord
 from harness.tasks.base import Task
 from sandbox import RunRequest, Sandbox, TestOutcome
 

@@ -32,7 +32,7 @@ from harness.memory import Lesson, MemoryStore
 from harness.models.base import ChatModel, ModelError
 from harness.prompting import Prompts
 from harness.reflection import reflect
-from harness.results import TrialRecord
+from harness.rundata import TrialRecord
 from harness.tasks.base import Task
 from harness.testgen import write_tests
 

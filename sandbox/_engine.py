@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,15 +22,29 @@ NO_ENGINE_HINT = (
 )
 
 _PACKAGE = Path(__file__).resolve().parent
-WORKER_PATH = _PACKAGE / "worker.py"
+WORKER_DIR = _PACKAGE / "worker"  # shipped as a folder: /opt/sandbox/worker in the image
 DOCKERFILE_PATH = _PACKAGE / "image" / "Dockerfile"
 
 
+def worker_files() -> list[Path]:
+    """Every file the worker is made of, as shipped (sources only, no caches)."""
+    return sorted(path for path in WORKER_DIR.glob("*.py") if path.is_file())
+
+
+def copy_worker(target: Path) -> Path:
+    """The worker's files in a new folder `target` (a build context, a process worker's home)."""
+    target.mkdir(mode=0o755)
+    for path in worker_files():
+        shutil.copyfile(path, target / path.name)
+    return target
+
+
 def recipe_digest() -> str:
-    """Digest of the files an image is built from: a changed worker means a stale image."""
+    """Digest of the files an image is built from: any changed worker file means a stale image."""
     digest = hashlib.sha256()
-    for path in (DOCKERFILE_PATH, WORKER_PATH):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in (DOCKERFILE_PATH, *worker_files()):
+        name = f"{path.parent.name}/{path.name}"  # worker/protocol.py, image/Dockerfile
+        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 

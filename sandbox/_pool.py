@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from sandbox.base import Limits, RunRequest, SandboxUnavailable, TestOutcome
-from sandbox.worker import PROTOCOL
+from sandbox.worker.protocol import PROTOCOL
 
 STARTUP_TIMEOUT_S = 60.0
 # The worker's own clean-up after a test (killing leftovers, wiping /tmp) is bounded;

@@ -1,6 +1,6 @@
 """The default backend: a pool of long-lived locked-down containers, one worker each.
 
-Each container runs sandbox/worker.py as PID 1; the host talks to it over the
+Each container runs the worker (sandbox/worker/, shipped as a folder) as PID 1; the host talks to it over the
 container's attached stdin/stdout (the Docker SDK's attach socket, stream framing
 demultiplexed with the SDK's own reader). Every test is a job that the worker runs in a
 fresh forked child, so a container serves hundreds of tests at ~10 ms each.

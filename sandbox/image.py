@@ -20,8 +20,8 @@ from sandbox._engine import (
     DOCKERFILE_PATH,
     LABEL,
     RECIPE_LABEL,
-    WORKER_PATH,
     connect,
+    copy_worker,
     image_problem,
     recipe_digest,
     resolve_image,
@@ -199,7 +199,7 @@ def _build_top(client, image: str, buildargs: dict[str, str], log: Callable[[str
 
     with tempfile.TemporaryDirectory(prefix="sandbox-context-") as context:
         shutil.copy(DOCKERFILE_PATH, Path(context) / "Dockerfile")
-        shutil.copy(WORKER_PATH, Path(context) / "worker.py")
+        copy_worker(Path(context) / "worker")
         stream = client.api.build(
             path=context, tag=image, buildargs=buildargs, rm=True, forcerm=True,
             pull=False, decode=True,

@@ -18,7 +18,7 @@ import weakref
 from pathlib import Path
 from typing import Iterator
 
-from sandbox._engine import WORKER_PATH, recipe_digest
+from sandbox._engine import copy_worker, recipe_digest
 from sandbox._pool import WorkerPool, _Channel
 from sandbox.base import RunRequest, SandboxConfig, TestOutcome
 
@@ -40,8 +40,7 @@ class _ProcessChannel(_Channel):
         # A private copy of the worker and a private scratch root: the tests may delete
         # or fill them without touching the checkout or the user's /tmp.
         self._home = tempfile.mkdtemp(prefix="harness-sandbox-")
-        worker = Path(self._home) / "worker.py"
-        shutil.copy(WORKER_PATH, worker)
+        worker = copy_worker(Path(self._home) / "worker")
         scratch = Path(self._home) / "scratch"
         scratch.mkdir(mode=0o700)
         self._process = subprocess.Popen(

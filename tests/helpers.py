@@ -20,7 +20,7 @@ T = TypeVar("T")
 # What each HARNESS_REQUIRE_* variable vouches for; .ci/run sets them all to 1.
 REQUIREMENTS = {
     "DOCKER": "a Docker engine and the sandbox image (and its offline base)",
-    "MODEL": "llama-cpp-python and the small test GGUF",
+    "MODEL": "the xllamacpp engine and the small test GGUF",
     "BROWSER": "playwright and a Chromium",
 }
 

@@ -43,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--limit", type=int, metavar="N", help="only the first N tasks")
     a("--task-ids", metavar="ID,...", help="only these tasks")
     a("--workers", type=int, metavar="N", help=f"units of work (task x strategy x attempt) in flight at once, per node with --executor ray (default {d.workers})")
+    a("--local-slots", type=int, metavar="N", help=f"local model: sequences the engine generates together, per node with --executor ray (default: min(workers, 4)); more than 1 is faster but answers can depend on the batch")
+    a("--reproducible", action="store_const", const=True, help="local model: one slot and no prompt reuse, so every answer depends on its request alone (bitwise the same run to run, without the cache; slower)")
     a("--executor", choices=["local", "ray"], help="local: a thread pool in this process (default); ray: units run across a Ray cluster's nodes (pip install 'reflexion-harness[ray]')")
     a("--ray-address", metavar="ADDR", help="with --executor ray: the cluster to join, e.g. 10.0.0.5:6379 or auto (default: RAY_ADDRESS, else a local Ray instance)")
     a("--sandbox", choices=["docker", "process"], help="docker (default) or process: UNSAFE, model code runs on this host without isolation")
@@ -103,7 +105,7 @@ def _run(args: argparse.Namespace) -> int:
     # Imported here so `--help` and config errors stay fast.
     from harness.models import ModelConfigError
     from harness.prompting import Prompts, PromptSetError
-    from harness.results import SCHEMA_VERSION, read_run_header
+    from harness.rundata import SCHEMA_VERSION, read_run_header
     from harness.runner import ResumeRefused, RunInterrupted, Runner, describe_changes, prepare_run_dir, resume_changes
     from harness.tasks import TaskError, load_tasks
     from harness.units import open_workbench
@@ -180,6 +182,8 @@ def _run(args: argparse.Namespace) -> int:
     if getattr(model, "serialised", False):
         note = getattr(model, "concurrency_note", "the model runs one call at a time")
         print(f"note: {note}; --workers only overlaps sandbox work", file=sys.stderr)
+    elif getattr(model, "concurrency_note", None):
+        print(f"model: {model.concurrency_note}", file=sys.stderr)
 
     viewer = _open_view(run_dir) if getattr(args, "view", False) else None
     runner = Runner(
@@ -245,7 +249,7 @@ def _open_view(run_dir: Path) -> Any:
 
 
 def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> int:
-    from harness.results import read_errors, write_json
+    from harness.rundata import read_errors, write_json
     from harness.summary import build_summary, format_summary
 
     records = result.records

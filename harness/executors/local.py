@@ -11,7 +11,7 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExec
 from typing import Callable, Sequence
 
 from harness.loop import LoopContext, Stopped
-from harness.results import TrialRecord
+from harness.rundata import TrialRecord
 from harness.units import Store, Unit, UnitFailure, UnitKey, run_unit
 
 ExecutorFactory = Callable[[int], Executor]

@@ -36,7 +36,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from harness.config import RunConfig
 from harness.executors.ray_node import CONTROL_SLOTS, NodeWorker, Services
 from harness.executors.ray_services import Collector, LimiterHost, MemoryHost, RemoteMemory
-from harness.results import TrialRecord
+from harness.rundata import TrialRecord
 from harness.units import Unit, UnitFailure, UnitKey, restore_lessons
 
 LOST = (RayActorError, ActorDiedError, ActorUnavailableError, NodeDiedError, WorkerCrashedError)

@@ -25,7 +25,7 @@ from harness.executors.ray_services import ClusterLimiter, RemoteMemory
 from harness.hostinfo import available_cores
 from harness.loop import LoopContext, Stopped
 from harness.prompting import Prompts
-from harness.results import TrialRecord
+from harness.rundata import TrialRecord
 from harness.tasks.base import Task
 from harness.units import Unit, UnitFailure, Workbench, open_workbench, run_unit
 

@@ -20,7 +20,7 @@ import ray
 
 from harness.memory import MemoryStore
 from harness.models.limiter import RateLimiter, Ticket
-from harness.results import TrialRecord
+from harness.rundata import TrialRecord
 
 # Enough for every unit in flight on a large cluster; idle coroutines cost little.
 COLLECTOR_CONCURRENCY = 10_000

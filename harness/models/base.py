@@ -116,7 +116,10 @@ class ModelSettings:
     cache_all: bool = False  # also cache temperature > 0 calls (they are seeded)
     models_dir: Path | None = None  # where `model fetch` keeps GGUF files
     n_threads: int | None = None  # local model; None = available cores
-    n_ctx: int = 4096  # local model context
+    n_ctx: int = 4096  # local model context, per slot
+    # Local model: sequences the engine generates together (continuous batching). One
+    # slot: answers depend on the request alone; more: faster, but batch-dependent.
+    local_slots: int = 1
     # A limiter shared beyond this model (e.g. one for a whole Ray cluster); None: the
     # model makes its own RateLimiter from requests_per_minute / tokens_per_minute.
     limiter: Any = None

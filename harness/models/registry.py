@@ -16,8 +16,8 @@ from typing import Callable
 from harness.models.base import ChatModel, ModelConfigError, ModelSettings
 
 LOCAL_INSTALL_HINT = (
-    "the local model needs llama-cpp-python: pip install 'reflexion-harness[local]' "
-    "(it builds llama.cpp from source: allow ~5-20 minutes; see README)"
+    "the local model needs the xllamacpp engine: pip install xllamacpp "
+    "(a prebuilt wheel, nothing to compile; GPU wheels: see README)"
 )
 
 Factory = Callable[[str | None, ModelSettings], ChatModel]
@@ -94,7 +94,7 @@ BUILTIN_BACKENDS: tuple[Backend, ...] = (
     ),
     Backend(
         "local", "harness.models.local_backend:open_local",
-        usage="local[:<path.gguf>]", argument="optional", requires=("llama_cpp",),
+        usage="local[:<path.gguf>]", argument="optional", requires=("xllamacpp",),
         install_hint=LOCAL_INSTALL_HINT,
     ),
     Backend("scripted", "harness.models.registry:_open_scripted", usage="scripted:<file>"),

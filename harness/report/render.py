@@ -25,7 +25,7 @@ from harness.report import plots
 from harness.report.answer import across_runs, answer
 from harness.report.runs import Run, load_run, load_runs
 from harness.report.tables import RunFrames, Tables, build_tables
-from harness.results import write_json
+from harness.rundata import write_json
 from harness.summary import build_summary
 
 

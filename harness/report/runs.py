@@ -8,7 +8,7 @@ from typing import Any
 
 from harness.cli import UsageError
 from harness import results
-from harness.results import TrialRecord, read_run_header, read_trials
+from harness.rundata import TrialRecord, read_run_header, read_trials
 
 
 @dataclass(frozen=True)

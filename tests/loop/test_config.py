@@ -64,6 +64,7 @@ def _every_field_changed() -> RunConfig:
         tokens_per_minute=1000, prices={"m": {"input": 1.0, "output": 2.0}}, oracle_feedback=True,
         report=False, resample_temperature=0.3, prompts=Path("my-prompts"), executor="ray",
         ray_address="ray://127.0.0.1:10001", allow_process_sandbox_with_api=True,
+        local_slots=1, reproducible=True,
     )
     defaults = RunConfig()
     same = [f.name for f in dataclasses.fields(RunConfig) if getattr(changed, f.name) == getattr(defaults, f.name)]
@@ -80,3 +81,19 @@ def test_to_dict_round_trips_through_json_as_run_json_stores_it():
 
 def test_defaults_round_trip_too():
     assert RunConfig.from_dict(json.loads(json.dumps(RunConfig().to_dict()))) == RunConfig()
+
+
+def test_local_slots_default_to_the_workers_up_to_four_and_reproducible_means_one():
+    assert RunConfig().validate().local_slots == 4  # 8 workers by default
+    assert RunConfig(workers=2).validate().local_slots == 2
+    assert RunConfig(workers=2, local_slots=6).validate().local_slots == 6
+    assert config_from(["--local-slots", "3"]).local_slots == 3
+    repro = config_from(["--reproducible"])
+    assert (repro.local_slots, repro.reproducible) == (1, True)
+    with pytest.raises(ConfigError, match="reproducible runs the local model with one slot"):
+        config_from(["--reproducible", "--local-slots", "4"])
+    with pytest.raises(ConfigError, match="local_slots must be an integer >= 1"):
+        config_from(["--local-slots", "0"])
+    # resolved once and recorded: a resume keeps the run's slots whatever --workers it gets
+    stored = json.loads(json.dumps(RunConfig(workers=3).validate().to_dict()))
+    assert stored["local_slots"] == 3

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.models.scripted import ScriptedModel
-from harness.results import read_errors
+from harness.rundata import read_errors
 from harness.tasks.base import Task
 from tests.loop.helpers import responder, run
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.models.scripted import ScriptedModel
-from harness.results import read_errors
+from harness.rundata import read_errors
 from tests.loop.helpers import ADD, RIGHT_ADD, run, responder
 
 WRONG_WITH_SURROGATE = "```python\ndef add(a, b):\n    return a - b  # \ud800\n```"
@@ -92,7 +92,7 @@ def test_every_writer_stores_text_that_is_not_valid_utf8(tmp_path: Path) -> None
     """Task files can carry lone surrogates too (JSON's "\\ud800"): records, errors and
     memory store them as escapes and read them back, instead of stopping the run."""
     from harness.memory import Lesson, MemoryStore
-    from harness.results import append_error, write_json
+    from harness.rundata import append_error, write_json
 
     write_json(tmp_path / "run.json", {"prompt": "a\ud800b"})
     assert json.loads((tmp_path / "run.json").read_text(encoding="utf-8")) == {"prompt": "a\ud800b"}

@@ -7,7 +7,7 @@ import pytest
 
 from harness.memory import MemoryStore
 from harness.models.scripted import ScriptedModel
-from harness.results import read_errors, read_trials
+from harness.rundata import read_errors, read_trials
 
 from tests.loop.helpers import ADD, ADD_TESTS, LESSON, NEG, RIGHT_ADD, WRONG_ADD, add_model, kind, responder, run
 

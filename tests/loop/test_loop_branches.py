@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from harness.models.scripted import ScriptedModel
-from harness.results import read_errors, read_trials
+from harness.rundata import read_errors, read_trials
 from tests.loop.helpers import ADD, ADD_TESTS, LESSON, RIGHT_ADD, WRONG_ADD, kind, responder, resume, run
 
 # Internal tests that agree with the wrong code (a - b) and disagree with the right one.

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import sandbox as sandbox_package
-from harness.results import read_errors, read_trials
+from harness.rundata import read_errors, read_trials
 from sandbox import RunRequest, SandboxConfig
 from tests.helpers import cli
 from tests.loop.test_cli_run import N_TASKS, write_script, write_task_file

@@ -14,7 +14,7 @@ from harness.models.base import Message
 from harness.models.cache import CachedModel
 from harness.models.scripted import ScriptedModel
 from harness.prompting import Prompts, PromptSetError
-from harness.results import read_errors, read_trials
+from harness.rundata import read_errors, read_trials
 from harness.tasks.base import Task
 from sandbox import RunRequest
 

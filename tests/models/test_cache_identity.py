@@ -54,29 +54,27 @@ def test_the_same_script_under_another_path_shares_the_cache(tmp_path: Path):
 # --------------------------------------------------------------------------- local
 
 
-class FakeLlama:
-    """Stands in for llama_cpp.Llama: answers with the first bytes of the file it loaded."""
+class FakeServer:
+    """Stands in for xllamacpp.Server: answers with the first bytes of the file it loaded."""
 
-    def __init__(self, model_path: str, **_: object) -> None:
-        with open(model_path, "rb") as f:
+    def __init__(self, params) -> None:
+        with open(params.model.path, "rb") as f:
             self.weights = f.read(32).rstrip(b"\0").decode()
-        self.metadata = {"tokenizer.chat_template": "{{ messages }}", "general.name": "fake"}
-        self.chat_format = ""
 
-    def create_chat_completion(self, **_: object) -> dict:
+    def handle_chat_completions(self, request: dict) -> dict:
         return {"choices": [{"message": {"content": f"answer of {self.weights}"},
                              "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 3, "completion_tokens": 3}}
 
-    def close(self) -> None:
-        pass
-
 
 @pytest.fixture
 def fake_llama(monkeypatch: pytest.MonkeyPatch) -> None:
-    import llama_cpp  # a required part of the local backend: imported plainly
+    import xllamacpp  # a required part of the local backend: imported plainly
 
-    monkeypatch.setattr(llama_cpp, "Llama", FakeLlama)
+    monkeypatch.setattr(xllamacpp, "Server", FakeServer)
+    # The fake files are no GGUF: their metadata is a chat model's.
+    monkeypatch.setattr(local_backend, "read_metadata",
+                        lambda path: {"tokenizer.chat_template": "{{ messages }}", "general.name": "fake"})
 
 
 def test_a_replaced_gguf_is_not_answered_from_the_old_one(tmp_path: Path, fake_llama):
@@ -95,15 +93,27 @@ def test_a_replaced_gguf_is_not_answered_from_the_old_one(tmp_path: Path, fake_l
     assert (back.text, back.cached) == ("answer of weights-A", True)
 
 
-def test_local_identity_is_the_file_digest_and_the_binding_version(tmp_path: Path, fake_llama):
-    import llama_cpp
-
+def test_local_identity_is_the_file_digest_and_the_engine_version(tmp_path: Path, fake_llama):
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"weights-A")
     model = open_model(f"local:{gguf}", ModelSettings(cache_dir=tmp_path / "c"))
     assert isinstance(model, CachedModel)
-    assert model.identity == f"local:sha256:{file_sha256(gguf)}:llama-cpp-python-{llama_cpp.__version__}"
+    version = local_backend.engine_version()
+    assert model.identity == f"local:sha256:{file_sha256(gguf)}:xllamacpp-{version}"
     assert "m.gguf" not in model.identity  # the path is not what answers
+    assert model.describe()["identity"] == model.identity  # what run.json records
+
+
+def test_batch_dependent_answers_are_cached_apart_from_one_slot_answers(tmp_path: Path, fake_llama):
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"weights-A")
+    cache = tmp_path / "c"
+    batched = open_model(f"local:{gguf}", ModelSettings(cache_dir=cache, local_slots=4))
+    assert batched.identity.endswith(":batched") and batched.describe()["batch_dependent"]
+    assert not batched.complete(ASK).cached
+    assert open_model(f"local:{gguf}", ModelSettings(cache_dir=cache, local_slots=2)).complete(ASK).cached
+    # a one-slot (reproducible) run is never served an answer generated beside others
+    assert not open_model(f"local:{gguf}", ModelSettings(cache_dir=cache, local_slots=1)).complete(ASK).cached
 
 
 def _fake_default_model(models_dir: Path, first_bytes: bytes) -> Path:

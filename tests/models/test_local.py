@@ -1,6 +1,6 @@
 """The local backend with the real SmolLM2-135M GGUF (`python -m harness model fetch smollm2-135m`).
 
-Skipped, with the reason, when llama-cpp-python or the file is missing, unless
+Skipped, with the reason, when the xllamacpp engine or the file is missing, unless
 HARNESS_REQUIRE_MODEL=1 (CI), which turns that into a failure.
 """
 from __future__ import annotations
@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.models import Message, ModelError, ModelSettings, open_model
+from harness.models import Message, ModelConfigError, ModelError, ModelSettings, open_model
 from harness.models.fetch import catalogue, is_ready, model_path, resolve_models_dir
+from harness.models.gguf import read_metadata
+from harness.models.local_backend import ENGINE, engine_version
 from tests.helpers import skip_or_fail
 
 pytestmark = pytest.mark.model
@@ -23,8 +25,8 @@ TEST_MODEL = "smollm2-135m"
 
 
 def _missing() -> str | None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        return "llama-cpp-python is not installed (pip install '.[local]')"
+    if importlib.util.find_spec("xllamacpp") is None:
+        return "the xllamacpp engine is not installed (pip install -e .)"
     info = catalogue()[TEST_MODEL]
     if not is_ready(info, resolve_models_dir()):
         return (f"{info.file} is not in {resolve_models_dir()}: "
@@ -42,7 +44,16 @@ def gguf() -> Path:
 
 @pytest.fixture(scope="module")
 def model(gguf: Path):
+    """One slot: the reproducible configuration."""
     opened = open_model(f"local:{gguf}", ModelSettings(n_ctx=1024))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(scope="module")
+def batched(gguf: Path):
+    """Two slots, a small context per slot."""
+    opened = open_model(f"local:{TEST_MODEL}", ModelSettings(n_ctx=512, local_slots=2))
     yield opened
     opened.close()
 
@@ -58,18 +69,55 @@ def test_answers_with_text_and_token_counts(model):
     assert "smollm2" in completion.model.lower()
 
 
-def test_uses_the_gguf_chat_template_on_all_cores(model):
-    llama = model._loaded.llama
-    assert llama.chat_format == "chat_template.default"
-    assert "<|im_start|>" in llama.metadata["tokenizer.chat_template"]
+def test_uses_the_gguf_chat_template_on_all_cores(model, gguf: Path):
+    assert "<|im_start|>" in read_metadata(gguf)["tokenizer.chat_template"]
+    # The template's own markers never leak into the answer: the engine applied it.
+    text = model.complete([Message("user", "Say hello.")], max_tokens=12).text
+    assert "<|im_start|>" not in text and "<|im_end|>" not in text
     assert model.n_threads == len(os.sched_getaffinity(0))
 
 
-def test_temperature_zero_is_deterministic(model):
+def test_describes_engine_slots_and_batch_dependence(model, batched, gguf: Path):
+    one = model.describe()
+    assert one["engine"] == ENGINE == "xllamacpp" and one["engine_version"] == engine_version()
+    assert (one["slots"], one["batch_dependent"]) == (1, False)
+    assert one["file_sha256"] == catalogue()[TEST_MODEL].sha256
+    assert one["identity"] == f"local:sha256:{one['file_sha256']}:xllamacpp-{engine_version()}"
+    two = batched.describe()
+    assert (two["slots"], two["batch_dependent"], two["spec"]) == (2, True, f"local:{TEST_MODEL}")
+    # Batch-dependent answers are cached apart from the reproducible ones.
+    assert two["identity"] == one["identity"] + ":batched"
+    assert not model.serialised and "1 slot(s)" in model.concurrency_note
+    assert "one at a time" not in batched.concurrency_note
+
+
+def test_one_slot_greedy_answers_are_identical_whatever_ran_before(model, gguf: Path):
     ask = [Message("user", "List three colours.")]
     first = model.complete(ask, max_tokens=24)
-    model.complete([Message("user", "Something else entirely.")], max_tokens=8)
+    model.complete([Message("user", "Something else entirely, and longer: " + "tell me more. " * 20)],
+                   max_tokens=8)
     assert model.complete(ask, max_tokens=24).text == first.text
+    # ... and in another copy of the engine (another run), called from many threads.
+    other = open_model(f"local:{gguf}", ModelSettings(n_ctx=1024))
+    try:
+        answers: list[str] = []
+        threads = [threading.Thread(target=lambda: answers.append(other.complete(ask, max_tokens=24).text))
+                   for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert answers == [first.text] * 3
+    finally:
+        other.close()
+
+
+def test_seed_and_temperature_are_per_call(model):
+    ask = [Message("user", "Write a short poem about the sea.")]
+    a = model.complete(ask, max_tokens=24, temperature=1.0, seed=7)
+    assert model.complete(ask, max_tokens=24, temperature=1.0, seed=7).text == a.text
+    others = {model.complete(ask, max_tokens=24, temperature=1.0, seed=s).text for s in (8, 9, 10)}
+    assert others - {a.text}, "other seeds at temperature 1 all gave the seed-7 answer"
 
 
 def test_max_tokens_and_stop_sequences(model):
@@ -87,63 +135,110 @@ def test_max_tokens_and_stop_sequences(model):
     assert stopped.usage.output_tokens < full.usage.output_tokens
 
 
-def test_says_it_serialises_and_closing_another_copy_leaves_it_open(model, gguf: Path):
-    assert model.serialised is True
-    assert "one at a time" in model.concurrency_note
+def test_prompt_longer_than_the_context_is_a_model_error_naming_the_limit(model, batched):
+    with pytest.raises(ModelError, match=r"longer than the model's context of 1024 tokens.*n_ctx=1024"):
+        model.complete([Message("user", "word " * 3000)], max_tokens=8)
+    # the limit is per slot, whatever the slot count
+    with pytest.raises(ModelError, match="n_ctx=512"):
+        batched.complete([Message("user", "word " * 600)], max_tokens=8)
+    assert model.complete([Message("user", "Say hello.")], max_tokens=4).text  # still serving
+
+
+class _Timed:
+    """Wraps the engine and records when each call ran."""
+
+    def __init__(self, server) -> None:
+        self._server = server
+        self.intervals: list[tuple[float, float]] = []
+        self.lock = threading.Lock()
+
+    def handle_chat_completions(self, request):
+        started = time.monotonic()
+        try:
+            return self._server.handle_chat_completions(request)
+        finally:
+            with self.lock:
+                self.intervals.append((started, time.monotonic()))
+
+
+def test_concurrent_calls_overlap_and_more_than_slots_all_complete(batched, monkeypatch):
+    timed = _Timed(batched._server)
+    monkeypatch.setattr(batched, "_server", timed)
+    answers: dict[int, str] = {}
+    errors: dict[int, str] = {}
+    n = 7  # more calls than slots: the engine queues them
+    ready = threading.Barrier(n)
+
+    def call(i: int) -> None:
+        ready.wait()  # all ask at once
+        try:
+            if i == 3:  # one call overflows its slot's context: it alone fails
+                batched.complete([Message("user", "word " * 700)], max_tokens=8)
+            else:
+                answers[i] = batched.complete([Message("user", f"Say the number {i}.")], max_tokens=12).text
+        except ModelError as exc:
+            errors[i] = str(exc)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(answers) == [0, 1, 2, 4, 5, 6] and all(answers.values())
+    assert list(errors) == [3] and "n_ctx=512" in errors[3]
+    spans = sorted(timed.intervals)
+    overlapping = any(start < prev_end for (_, prev_end), (start, _) in zip(spans, spans[1:]))
+    assert overlapping, spans
+    # A slot's error poisoned none: the same prompts still get answers afterwards.
+    assert batched.complete([Message("user", "Say the number 0.")], max_tokens=12).text
+
+
+def test_close_waits_for_a_call_in_flight_and_leaves_other_copies_open(model, gguf: Path):
     hello = [Message("user", "Say hello.")]
     before = model.complete(hello, max_tokens=4)
     second = open_model(f"local:{gguf}", ModelSettings(n_ctx=1024))
-    try:
-        assert second._loaded is not model._loaded  # each opened model owns its context
-        assert second.complete(hello, max_tokens=4).text == before.text
-    finally:
-        second.close()
+    assert second._server is not model._server  # each opened model owns its engine
+    result: dict[str, object] = {}
+    started = threading.Event()
+
+    def long_call() -> None:
+        started.set()
+        result["text"] = second.complete([Message("user", "Count from 1 to 100.")], max_tokens=60).text
+
+    t = threading.Thread(target=long_call)
+    t.start()
+    started.wait()
+    time.sleep(0.2)
+    second.close()  # returns once the call in flight has its answer
+    t.join()
+    assert result["text"], "the call in flight was cut off by close()"
+    assert second._server is None
     with pytest.raises(ModelError, match="closed"):
         second.complete(hello, max_tokens=4)
     after = model.complete(hello, max_tokens=4)  # still open, and still the same model
     assert after.usage.output_tokens > 0 and after.text == before.text
 
 
-class _TimedLlama:
-    """Wraps the real llama.cpp object and records when each generation ran."""
-
-    def __init__(self, llama) -> None:
-        self._llama = llama
-        self.intervals: list[tuple[float, float]] = []
-
-    def __getattr__(self, name: str):
-        return getattr(self._llama, name)
-
-    def create_chat_completion(self, **kwargs):
-        started = time.monotonic()
-        try:
-            return self._llama.create_chat_completion(**kwargs)
-        finally:
-            self.intervals.append((started, time.monotonic()))
+def test_a_gguf_without_a_chat_template_is_refused(tmp_path: Path):
+    if importlib.util.find_spec("xllamacpp") is None:
+        skip_or_fail("MODEL", "the xllamacpp engine is not installed (pip install -e .)")
+    base = tmp_path / "base.gguf"
+    base.write_bytes(_gguf({"general.architecture": "llama", "general.name": "a base model"}))
+    with pytest.raises(ModelConfigError, match="no chat template"):
+        open_model(f"local:{base}")
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"not a gguf at all")
+    with pytest.raises(ModelConfigError, match="not a GGUF file"):
+        open_model(f"local:{junk}")
 
 
-def test_concurrent_calls_are_serialised_and_all_answered(model, monkeypatch):
-    timed = _TimedLlama(model._loaded.llama)
-    monkeypatch.setattr(model._loaded, "llama", timed)
-    answers: dict[int, str] = {}
-    ready = threading.Barrier(4)
+def _gguf(meta: dict[str, str]) -> bytes:
+    """A GGUF header (version 3) with string metadata and no tensors."""
+    import struct
 
-    def call(i: int) -> None:
-        ready.wait()  # all four ask at once
-        answers[i] = model.complete([Message("user", f"Say the number {i}.")], max_tokens=6).text
+    def s(text: str) -> bytes:
+        raw = text.encode()
+        return struct.pack("<Q", len(raw)) + raw
 
-    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(answers) == [0, 1, 2, 3] and all(answers.values())
-    # At most one generation at a time: each starts after the previous one ended.
-    spans = sorted(timed.intervals)
-    assert len(spans) == 4
-    assert all(prev_end <= start for (_, prev_end), (start, _) in zip(spans, spans[1:])), spans
-
-
-def test_prompt_longer_than_the_context_is_a_model_error(model):
-    with pytest.raises(ModelError, match="n_ctx=1024"):
-        model.complete([Message("user", "word " * 3000)], max_tokens=8)
+    body = b"".join(s(k) + struct.pack("<I", 8) + s(v) for k, v in meta.items())
+    return b"GGUF" + struct.pack("<IQQ", 3, 0, len(meta)) + body

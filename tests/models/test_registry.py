@@ -49,8 +49,8 @@ def test_bad_specs_are_config_errors(spec, message):
 
 
 def _need_llama_cpp() -> None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        skip_or_fail("MODEL", "llama-cpp-python is not installed (pip install '.[local]')")
+    if importlib.util.find_spec("xllamacpp") is None:
+        skip_or_fail("MODEL", "the xllamacpp engine is not installed (pip install -e .)")
 
 
 def test_local_path_must_be_a_gguf(tmp_path: Path):
@@ -111,7 +111,7 @@ def test_scripted_spec_and_cache_wrapping(tmp_path: Path):
 
 def test_backends_are_imported_lazily():
     code = ("import sys, harness.models; "
-            "print(sorted(m for m in ('anthropic', 'openai', 'llama_cpp') if m in sys.modules))")
+            "print(sorted(m for m in ('anthropic', 'openai', 'xllamacpp') if m in sys.modules))")
     repo = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
                          check=True).stdout

@@ -19,11 +19,12 @@ diff = +0.125 on 4 tasks (8 pairs).
 """
 from __future__ import annotations
 
+import msgspec
 import dataclasses
 from pathlib import Path
 from typing import Any
 
-from harness.results import TestRecord, TrialLog, TrialRecord, write_json
+from harness.rundata import TestRecord, TrialLog, TrialRecord, write_json
 from tests.helpers import cli
 
 RUN_ID = "synthetic-run"
@@ -99,7 +100,7 @@ def synthetic_records(run_id: str = RUN_ID) -> list[TrialRecord]:
         for a, hidden in enumerate(passes, 1):
             records.append(rec(task, "baseline", a, 1, final=True, hidden=hidden, stop="single_sample",
                                code=EVIL_CODE if task == EVIL_TASK else None))
-    return [dataclasses.replace(r, run_id=run_id) for r in records]
+    return [msgspec.structs.replace(r, run_id=run_id) for r in records]
 
 
 def header(run_id: str = RUN_ID, **config: Any) -> dict[str, Any]:

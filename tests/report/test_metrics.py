@@ -1,6 +1,7 @@
 """Metric unit tests with hand-checked values."""
 from __future__ import annotations
 
+import msgspec
 import math
 from fractions import Fraction
 
@@ -311,6 +312,6 @@ def test_self_test_quality_and_false_positive_stops():
 
 def test_resources_cost_is_none_without_prices():
     records = [rec("T1", "baseline", 1, 1, final=True, hidden=True)]
-    records = [r.__class__(**{**r.__dict__, "cost_usd": None}) for r in records]
+    records = [msgspec.structs.replace(r, cost_usd=None) for r in records]
     trials, _ = frames(records)
     assert metrics.resources(trials, ["baseline"]).iloc[0]["cost_usd"] is None

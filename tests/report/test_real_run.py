@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.results import read_trials
+from harness.rundata import read_trials
 from tests.helpers import run_harness
 
 N_TASKS = 6  # mul/i: return n * i

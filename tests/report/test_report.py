@@ -1,6 +1,7 @@
 """Report, compare and the sub-commands, on synthetic run folders."""
 from __future__ import annotations
 
+import msgspec
 import dataclasses
 import html
 import json
@@ -173,7 +174,7 @@ def test_compare_needs_two_runs(run_dir: Path):
 def test_compare_two_runs(tmp_path: Path, capsys):
     a = write_run(tmp_path / "a", header("run-a"), synthetic_records("run-a"))
     # run-b: another model where reflexion solves everything it tries
-    records_b = [r.__class__(**{**r.__dict__, "hidden_passed": r.final or r.hidden_passed})
+    records_b = [msgspec.structs.replace(r, hidden_passed=r.final or r.hidden_passed)
                  if r.strategy == "reflexion" else r for r in synthetic_records("run-b")]
     b = write_run(tmp_path / "b", header("run-b", model="scripted:other"), records_b)
     out = tmp_path / "cmp"
@@ -335,7 +336,7 @@ def test_answer_first_with_caveats_from_errors_jsonl(tmp_path: Path):
 
 
 def test_caveats_for_oracle_error_log_resume_and_missing_tests(tmp_path: Path):
-    records = [dataclasses.replace(r, internal_tests=[], internal_results=[], internal_passed=None)
+    records = [msgspec.structs.replace(r, internal_tests=[], internal_results=[], internal_passed=None)
                if r.strategy == "feedback" and r.task_id == "HumanEval/0" else r for r in synthetic_records()]
     head = header(oracle_feedback=True)
     head["resumes"] = ["2026-11-30T01:00:00Z"]

@@ -1,6 +1,7 @@
 """summary.json schema and values on the synthetic run (hand-computed in synthrun.py)."""
 from __future__ import annotations
 
+import msgspec
 import dataclasses
 import json
 import re
@@ -96,7 +97,7 @@ def test_format_summary_table():
 def test_money_spent_and_cache_served_cost_are_separate():
     records = [rec("T1", "baseline", 1, 1, final=True, hidden=True, stop="single_sample"),
                rec("T2", "baseline", 1, 1, final=True, hidden=True, stop="single_sample")]
-    records[1] = dataclasses.replace(records[1], cost_usd=None, cached_cost_usd=0.25, cached_calls=1)
+    records[1] = msgspec.structs.replace(records[1], cost_usd=None, cached_cost_usd=0.25, cached_calls=1)
     b = build_summary(header(strategies=["baseline"]), records)["strategies"]["baseline"]
     assert b["cost_usd"] == pytest.approx(records[0].cost_usd)
     assert b["cached_cost_usd"] == pytest.approx(0.25) and b["cached_calls"] == 1

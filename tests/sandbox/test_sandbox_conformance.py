@@ -207,7 +207,7 @@ HOSTILE = [
         "deleting files",
         "import os, shutil, sys\n"
         "def delete_worker():\n"
-        "    worker = sys.modules['__main__'].__file__\n"
+        "    worker = sys._getframe(1).f_globals['__file__']  # the worker's module that called this\n"
         "    for attempt in (lambda: os.remove(worker), lambda: shutil.rmtree(os.path.dirname(worker))):\n"
         "        try:\n            attempt()\n            return True\n        except OSError:\n            pass\n"
         "    return False\n",
@@ -403,7 +403,7 @@ def test_the_wipe_lists_each_directory_once(tmp_path, monkeypatch):
     and the next job was late)."""
     import os
 
-    from sandbox import worker
+    from sandbox.worker.scratch import wipe
 
     root = tmp_path / "scratch"
     (root / "test").mkdir(parents=True)
@@ -422,7 +422,7 @@ def test_the_wipe_lists_each_directory_once(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "listdir", counting)
     cwd = os.getcwd()
     try:
-        worker._wipe(str(root), keep="test")
+        wipe(str(root), keep="test")
     finally:
         os.chdir(cwd)
     monkeypatch.undo()
@@ -430,5 +430,5 @@ def test_the_wipe_lists_each_directory_once(tmp_path, monkeypatch):
     assert sum(seen) <= 3 * n, sum(seen)
     (root / "d").mkdir()
     with pytest.raises(TimeoutError):
-        worker._wipe(str(root), deadline=0.0)
+        wipe(str(root), deadline=0.0)
     os.chdir(cwd)

@@ -9,12 +9,24 @@ from tests.helpers import cli as run_cli
 from tests.helpers import skip_or_fail
 
 
-def test_recipe_digest_follows_the_worker_source(tmp_path, monkeypatch):
+def test_recipe_digest_follows_every_worker_file(tmp_path, monkeypatch):
+    """Each file of the worker's folder is in the digest: changing any one of them
+    (not only the supervisor) makes the image stale."""
+    files = engine.worker_files()
+    assert {path.name for path in files} >= {"__main__.py", "protocol.py", "program.py", "judge.py",
+                                            "zygote.py", "supervisor.py"}
     before = engine.recipe_digest()
-    changed = tmp_path / "worker.py"
-    changed.write_text(engine.WORKER_PATH.read_text() + "\n# changed\n")
-    monkeypatch.setattr(engine, "WORKER_PATH", changed)
-    assert engine.recipe_digest() != before
+    for index, path in enumerate(files):
+        changed = tmp_path / str(index) / "worker" / path.name
+        changed.parent.mkdir(parents=True)
+        changed.write_text(path.read_text() + "\n# changed\n")
+        monkeypatch.setattr(engine, "worker_files", lambda: [*files[:index], changed, *files[index + 1:]])
+        assert engine.recipe_digest() != before, path.name
+
+
+def test_the_worker_ships_as_exactly_its_files(tmp_path):
+    copied = engine.copy_worker(tmp_path / "worker")
+    assert sorted(p.name for p in copied.iterdir()) == sorted(p.name for p in engine.worker_files())
 
 
 def test_offline_base_tag():
@@ -25,9 +37,9 @@ def test_offline_base_tag():
 def test_dockerfile_carries_the_worker_as_an_unprivileged_pid_1():
     text = engine.DOCKERFILE_PATH.read_text()
     assert "ARG BASE=python:3.11-slim" in text
-    assert "COPY worker.py /opt/sandbox/worker.py" in text
+    assert "COPY worker/ /opt/sandbox/worker/" in text
     assert "USER 65534:65534" in text
-    assert '"/opt/sandbox/worker.py"' in text and "ENTRYPOINT" not in text
+    assert '"-I", "-B", "/opt/sandbox/worker"' in text and "ENTRYPOINT" not in text
 
 
 def test_check_without_engine_says_what_to_do(monkeypatch, tmp_path, capsys):

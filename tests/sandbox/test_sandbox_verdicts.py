@@ -324,9 +324,9 @@ def test_names_the_test_did_not_ask_about_are_not_bound(sandbox):
     test never asked about, nor dunder names."""
     program = (
         "import sys\n"
-        "worker = sys.modules['__main__']\n"
-        "honest = worker._describe_names\n"
-        "worker._describe_names = lambda *args: honest(*args) + [\n"
+        "worker = sys._getframe(1).f_globals  # P's own code, which runs the program\n"
+        "honest = worker['_describe_names']\n"
+        "worker['_describe_names'] = lambda *args: honest(*args) + [\n"
         "    ['__file__', 'value', 'forged'], ['__annotations__', 'value', 1], ['unasked', 'value', 1]]\n"
         "def f():\n    return 1\n"
     )
@@ -482,11 +482,37 @@ def test_forged_trees_from_a_hijacked_program_side_are_errors(sandbox, name):
     program = (
         "import sys\n"
         f"FORGED = {FORGED_TREES[name]}\n"
-        "sys.modules['__main__'].to_tree = lambda value, other=None: FORGED\n"
+        "sys._getframe(1).f_globals['to_tree'] = lambda value, other=None: FORGED  # P's own encoder\n"
         "def f(x):\n    return x\n"
     )
     outcome = run_one(sandbox, program, "assert f(1) == 1")
     assert outcome.status == "error" and "f() answered with malformed data" in outcome.detail, outcome
+
+
+def test_the_worker_s_modules_are_not_importable_nor_handed_to_the_test(sandbox):
+    """The program cannot import the worker's modules by name (the worker's folder is on
+    no sys.path and the blank children forget the package), a module it writes under one
+    of their names shadows nothing of the worker's, and a hijacked program side that says
+    a name is one of them, or `__main__`, gets nothing of the worker's into the test."""
+    program = (
+        "import importlib, sys\n"
+        "open('protocol.py', 'w').write('raise SystemExit(3)\\n')\n"
+        "def importable():\n"
+        "    found = [name for name in sys.modules if name.startswith('sandbox_worker')]\n"
+        "    for name in ('sandbox_worker', 'sandbox_worker.protocol', 'sandbox_worker.judge'):\n"
+        "        try:\n            importlib.import_module(name)\n            found.append(name)\n"
+        "        except ImportError:\n            pass\n"
+        "    return found + sorted(vars(sys.modules['__main__']).keys() - {'__name__', '__doc__', '__package__',\n"
+        "                                                            '__loader__', '__spec__'})\n"
+        "worker = sys._getframe(1).f_globals\n"
+        "honest = worker['_describe_names']\n"
+        "worker['_describe_names'] = lambda *args: honest(*args) + [\n"
+        "    ['x', 'module', 'sandbox_worker.judge'], ['y', 'module', '__main__']]\n"
+    )
+    assert run_one(sandbox, program, "assert importable() == []").status == "passed"
+    for name, module in (("x", "sandbox_worker.judge"), ("y", "__main__")):
+        outcome = run_one(sandbox, program, f"assert importable() == []\n{name}.main")
+        assert outcome.status == "error" and f"cannot import module {module!r}" in outcome.detail, outcome
 
 
 def test_a_hijacked_program_side_cannot_make_the_test_run_a_script(sandbox):
@@ -495,9 +521,9 @@ def test_a_hijacked_program_side_cannot_make_the_test_run_a_script(sandbox):
     nothing run in the test's process."""
     program = (
         "import sys\n"
-        "worker = sys.modules['__main__']\n"
-        "honest = worker._describe_names\n"
-        "worker._describe_names = lambda *args: honest(*args) + [['x', 'module', 'unittest.__main__']]\n"
+        "worker = sys._getframe(1).f_globals  # P's own code, which runs the program\n"
+        "honest = worker['_describe_names']\n"
+        "worker['_describe_names'] = lambda *args: honest(*args) + [['x', 'module', 'unittest.__main__']]\n"
         "def f():\n    return 1\n"
     )
     outcome = run_one(sandbox, program, "import sys\nassert f() == 1 and 'unittest.__main__' not in sys.modules\nx.run")

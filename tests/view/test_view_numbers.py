@@ -11,7 +11,7 @@ import pytest
 
 from harness import metrics
 from harness.report.runs import load_run
-from harness.results import SCHEMA_VERSION, TrialRecord
+from harness.rundata import SCHEMA_VERSION, TrialRecord
 from harness.summary import build_summary
 from harness.view import stats
 from harness.view.catalog import Catalog

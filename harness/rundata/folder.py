@@ -1,0 +1,267 @@
+"""Every read and write of a run folder.
+
+    <run>/run.json       the header: config, versions, model identity, task and prompt digests
+    <run>/trials.jsonl   one TrialRecord a line, appended and flushed as each trial ends
+    <run>/errors.jsonl   one ErrorRecord a line: an attempt the harness could not finish
+    <run>/summary.json   the run's numbers (harness.rundata.numbers), written once per session
+
+trials.jsonl is the source of truth; everything else is derived from it and run.json.
+Each line is written with one `write` call and flushed at once, so a run killed at
+any moment leaves complete lines plus at most one torn last line, which readers drop
+and `TrialLog.open_for_append` cuts off before appending.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from harness.rundata.records import (
+    ERRORS_SCHEMA, ErrorRecord, RecordError, RunHeader, TrialRecord, decode_error, decode_trial, encode_line,
+    header_of,
+)
+
+HEADER = "run.json"
+TRIALS = "trials.jsonl"
+ERRORS = "errors.jsonl"
+SUMMARY = "summary.json"
+ERROR_LOG = "error.log"
+# Text that is not valid UTF-8 (a lone surrogate) is written as its \udXXX escape
+# instead of stopping the run: inside a JSON string that escape reads back as the same character.
+_TEXT_ERRORS = "backslashreplace"
+
+
+class FolderError(Exception):
+    """A run folder that cannot be read as one; the message says which file and why."""
+
+
+# ------------------------------------------------------------------ JSON files
+
+def write_json(path: Path, data: Any) -> None:
+    """Writes a JSON file atomically (temp file + rename)."""
+    path = Path(path)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8",
+                   errors=_TEXT_ERRORS)
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file's content, or None when it is absent or not JSON."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def read_run_header(run_dir: Path) -> dict[str, Any]:
+    """run.json as written; FileNotFoundError when absent, ValueError when not JSON."""
+    path = Path(run_dir) / HEADER
+    if not path.is_file():
+        raise FileNotFoundError(f"{run_dir}: no run.json here; is this a run folder?")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def write_run_header(run_dir: Path, header: dict[str, Any]) -> None:
+    write_json(Path(run_dir) / HEADER, header)
+
+
+def read_summary(run_dir: Path) -> dict[str, Any] | None:
+    data = read_json(Path(run_dir) / SUMMARY)
+    return data if isinstance(data, dict) else None
+
+
+def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
+    write_json(Path(run_dir) / SUMMARY, summary)
+
+
+def mtime(path: Path) -> float | None:
+    try:
+        return Path(path).stat().st_mtime
+    except OSError:
+        return None
+
+
+# ------------------------------------------------------------------ trials.jsonl
+
+def scan_trials(path: Path, start: int = 0) -> Iterator[tuple[TrialRecord | None, int, int]]:
+    """Yields (record, offset, length) for each complete line from byte `start`; a
+    line that is not a readable record yields None (the caller decides: the report
+    refuses it, the view counts it). A torn last line (no newline yet) is not read."""
+    path = Path(path)
+    if not path.exists():
+        return
+    with path.open("rb") as fh:
+        fh.seek(start)
+        offset = start
+        for raw in fh:
+            if not raw.endswith(b"\n"):
+                break  # torn write from a killed run, or a line still being written
+            if raw.strip():
+                try:
+                    rec: TrialRecord | None = decode_trial(raw)
+                except RecordError:
+                    rec = None
+                yield rec, offset, len(raw)
+            offset += len(raw)
+
+
+def read_trials(path: Path) -> list[TrialRecord]:
+    """Every complete record of a trials.jsonl (a torn last line is ignored); a line
+    that is not a readable record raises ValueError naming its line number."""
+    path = Path(path)
+    out: list[TrialRecord] = []
+    if not path.exists():
+        return out
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.endswith(b"\n"):
+                break
+            if raw.strip():
+                try:
+                    out.append(decode_trial(raw))
+                except RecordError as exc:
+                    raise ValueError(f"{path}:{lineno}: {exc}") from None
+    return out
+
+
+def read_records_at(path: Path, positions: list[tuple[int, int]]) -> list[TrialRecord]:
+    """The records at the given (offset, length) byte ranges of a trials.jsonl."""
+    out = []
+    with Path(path).open("rb") as fh:
+        for offset, length in positions:
+            fh.seek(offset)
+            try:
+                out.append(decode_trial(fh.read(length)))
+            except RecordError:
+                continue
+    return out
+
+
+class TrialLog:
+    """Append-only writer for trials.jsonl; one line per finished trial, flushed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._fh = None
+
+    def open_for_append(self) -> list[TrialRecord]:
+        """Reads what is there, cuts a torn last line off, opens for appending."""
+        records: list[TrialRecord] = []
+        good_end = 0
+        for rec, offset, length in scan_trials(self.path):
+            if rec is None:
+                raise ValueError(f"{self.path}: byte {offset}: not a trial record this harness can read")
+            records.append(rec)
+            good_end = offset + length
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists() and self.path.stat().st_size != good_end:
+            with self.path.open("r+b") as fh:
+                fh.truncate(good_end)
+        self._fh = self.path.open("a", encoding="utf-8", errors=_TEXT_ERRORS)
+        return records
+
+    def append(self, record: TrialRecord) -> None:
+        assert self._fh is not None, "open_for_append first"
+        self._fh.write(record.to_json() + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+# ------------------------------------------------------------------ errors.jsonl
+
+def append_error(path: Path, row: dict[str, Any] | ErrorRecord) -> None:
+    """One line of errors.jsonl (kind, task_id, strategy, attempt, trial, role, error,
+    at, spent), flushed at once."""
+    if isinstance(row, ErrorRecord):
+        line = encode_line(row)
+    else:
+        line = json.dumps({"schema": ERRORS_SCHEMA, **row}, ensure_ascii=False, sort_keys=True)
+    with Path(path).open("a", encoding="utf-8", errors=_TEXT_ERRORS) as fh:
+        fh.write(line + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_errors(path: Path) -> list[dict[str, Any]]:
+    """The lines of an errors.jsonl as written (none if absent); a torn last line, or a
+    line that is not a JSON object, is skipped: this file explains, it never scores."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / ERRORS
+    if not path.exists():
+        return []
+    rows = []
+    for raw in path.read_bytes().splitlines(keepends=True):
+        if raw.endswith(b"\n") and raw.strip():
+            try:
+                row = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(row, dict):
+                rows.append(row)
+    return rows
+
+
+def error_records(rows: list[dict[str, Any]]) -> list[ErrorRecord]:
+    """The lines of errors.jsonl that name their attempt, typed."""
+    out = []
+    for row in rows:
+        try:
+            out.append(decode_error(json.dumps(row)))
+        except RecordError:
+            continue
+    return out
+
+
+# ------------------------------------------------------------------ a whole folder
+
+@dataclass(frozen=True)
+class RunFolder:
+    """One run folder, read whole: the header, every complete trial and errors.jsonl."""
+
+    run_dir: Path
+    header: dict[str, Any]
+    records: list[TrialRecord]
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def info(self) -> RunHeader:
+        return header_of(self.header)
+
+
+def load(run_dir: Path, *, need_trials: bool = True) -> RunFolder:
+    """Reads a run folder; FolderError (one line, naming the file) when it is not usable."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise FolderError(f"{run_dir}: no such run folder")
+    try:
+        header = read_run_header(run_dir)
+    except FileNotFoundError:
+        raise FolderError(f"{run_dir}: no run.json here; give a folder written by `python -m harness run`") from None
+    except json.JSONDecodeError as exc:
+        raise FolderError(f"{run_dir / HEADER}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(header, dict):
+        raise FolderError(f"{run_dir / HEADER}: expected a JSON object")
+    trials_path = run_dir / TRIALS
+    try:
+        records = read_trials(trials_path)
+    except (ValueError, TypeError) as exc:
+        raise FolderError(str(exc).replace("\n", " ")) from None
+    if need_trials and not records:
+        raise FolderError(f"{trials_path}: no finished trials recorded yet; nothing to report")
+    return RunFolder(run_dir, header, records, read_errors(run_dir / ERRORS))
+
+
+def read_error_log(run_dir: Path) -> str | None:
+    try:
+        return (Path(run_dir) / ERROR_LOG).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None

@@ -1,0 +1,77 @@
+"""What a blank child does when it takes its job, as P or as T: its descriptors, its
+directory, its limits and its signals.
+"""
+from __future__ import annotations
+
+import fcntl
+import math
+import os
+import resource
+import signal
+import sys
+
+# Signals the worker and the zygotes ignore (SIGKILL and SIGSTOP cannot be ignored:
+# PID 1 of a container never receives them from inside; see README).
+IGNORED_SIGNALS = [
+    s for s in signal.Signals
+    if s not in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD, signal.SIGSEGV,
+                 signal.SIGBUS, signal.SIGFPE, signal.SIGILL)
+]
+
+
+def enter_child(fds: dict[int, int], job: dict, cwd: str, stdio: tuple, home: str, role: str) -> None:
+    """A blank child takes its job: only the given fds, its directory, limits, signals.
+
+    `fds` maps target fd -> current fd; stdout+stderr are the output pipe.
+    """
+    if role == "program":  # Python's own defaults, as the program would have them
+        for number in IGNORED_SIGNALS:
+            try:
+                signal.signal(number, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # EPIPE as an error, not a death
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # "File too large" as an error
+    # The test process keeps ignoring signals: the program's leftovers cannot stop it
+    # with anything but SIGKILL/SIGSTOP, which make the verdict an error or a timeout.
+    # Move sources above the targets first so that no dup2 clobbers another source.
+    moved = {target: fcntl.fcntl(source, fcntl.F_DUPFD, 64) for target, source in fds.items()}
+    for target, source in moved.items():
+        os.dup2(source, target)
+    highest = max([2, *fds])
+    os.closerange(highest + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    os.chdir(cwd)
+    os.environ["HOME"] = home
+    _apply_limits(job)
+    sys.stdin, sys.stdout, sys.stderr = stdio
+
+
+def _apply_limits(job: dict) -> None:
+    mb = 1024 * 1024
+    cpu = math.ceil(float(job["timeout_s"])) + 1
+    limits = [
+        (resource.RLIMIT_CPU, cpu, cpu + 1),
+        (resource.RLIMIT_AS, int(job["memory_mb"]) * mb, int(job["memory_mb"]) * mb),
+        (resource.RLIMIT_FSIZE, int(job["max_file_mb"]) * mb, int(job["max_file_mb"]) * mb),
+        (resource.RLIMIT_CORE, 0, 0),
+        (resource.RLIMIT_MSGQUEUE, 0, 0),  # no POSIX message queues
+    ]
+    if job.get("nproc"):
+        limits.append((resource.RLIMIT_NPROC, int(job["nproc"]), int(job["nproc"])))
+    for which, soft, hard in limits:
+        _, old_hard = resource.getrlimit(which)
+        if old_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, old_hard), min(hard, old_hard)
+        try:
+            resource.setrlimit(which, (soft, hard))
+        except (ValueError, OSError):
+            pass
+
+
+def flush_stdio() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass

@@ -1,0 +1,240 @@
+"""T, the test's process: binds the names the test asks about, runs the test, and
+writes the verdict on the report pipe that only T holds.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import keyword
+import linecache
+import os
+import sys
+import types
+
+from .child import flush_stdio
+from .link import Link, Opaque, ProgramBroke, Remote
+from .plain import from_tree
+from .protocol import CHANNEL_FD, DETAIL_MAX, NAMES_MAX, PRELUDE_FILE, REPORT_FD, TEST_FILE, WireError, send_frame, write_all
+from .text import exception_line, one_line, short_repr
+
+# Modules a test may get by the program's import (`import numpy as np` in the program,
+# `np` in the test): the standard library and the image's scientific packages, imported
+# by the test process itself from its own path. Not those that act on import.
+_IMPORTABLE_EXTRA = frozenset({"numpy", "pytest"})
+_ACTS_ON_IMPORT = frozenset({"antigravity", "this", "turtle", "turtledemo", "tkinter", "idlelib",
+                             "webbrowser", "pydoc"})
+
+
+def _importable(module: str) -> bool:
+    if "__main__" in module.split("."):  # a script (a package's, or the process's own)
+        return False
+    if module in sys.modules:
+        return True
+    top = module.split(".")[0]
+    if top in _ACTS_ON_IMPORT or not (top in sys.stdlib_module_names or top in _IMPORTABLE_EXTRA):
+        return False
+    if not all(part.isidentifier() for part in module.split(".")):
+        return False
+    try:
+        __import__(module)
+    except BaseException:
+        return False
+    return module in sys.modules
+
+
+def _attribute_bases(test_source: str) -> set[str]:
+    """Names the test reads an attribute of (`math` in `math.isclose(...)`)."""
+    try:
+        tree = ast.parse(test_source, TEST_FILE)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {node.value.id for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
+
+
+def _may_be_module(name: str) -> bool:
+    """Whether `name` could be a top-level module of the test's process (no import)."""
+    return name in sys.modules or name in sys.stdlib_module_names or name in _IMPORTABLE_EXTRA
+
+
+def _own_module(name: str) -> types.ModuleType | None:
+    """The module the test's process itself has under a top-level `name` (`math`,
+    `re`, `numpy`), or None: what a test means by a module name it uses unimported."""
+    module = sys.modules.get(name) if _importable(name) else None
+    return module if isinstance(module, types.ModuleType) else None
+
+
+def _bind_program_names(namespace: dict, link: Link, names: object, entry_point: str | None,
+                        own: set[str], wanted: set[str], test_source: str) -> None:
+    """The program's module-level names, as the test sees them.
+
+    The entry point always comes from the program. Other names come from it only when
+    the grader has nothing of that name: builtins and the task's prelude (its own
+    helpers and imports) stay the grader's, and so does a module of the test's own
+    process that the test reads attributes of. So the program cannot replace a function
+    the test relies on to judge it, nor stand in for `math` in `math.isclose(f(x), y)`
+    with an object whose `isclose` says yes; a function of its own that happens to
+    share a module's name (`chunk`, `array`) is still the program's where the test
+    calls it. Only names the test asked about are taken, never a dunder name.
+    """
+    if type(names) is not list:
+        return
+    attribute_bases: set[str] | None = None  # parsed only if a module's name comes up
+    for item in names[:NAMES_MAX]:
+        if type(item) is not list or len(item) != 3 or type(item[0]) is not str:
+            continue
+        name, kind, info = item
+        if not name.isidentifier() or keyword.iskeyword(name) or len(name) > 200:
+            continue
+        if name not in wanted or (name.startswith("__") and name.endswith("__")):
+            continue
+        if name != entry_point and (name in own or hasattr(builtins, name)):
+            continue
+        if name != entry_point and kind != "module" and _may_be_module(name):
+            if attribute_bases is None:
+                attribute_bases = _attribute_bases(test_source)
+            # Imported only where the test reads from it: a program's `chunk` that the
+            # test calls costs no import (and no DeprecationWarning in the output).
+            if name in attribute_bases and (module := _own_module(name)) is not None:
+                namespace[name] = module
+                continue
+        if kind == "callable":
+            namespace[name] = Remote(link, name)
+        elif kind == "value":
+            try:
+                namespace[name] = from_tree(info, link.tags)
+            except WireError:
+                namespace[name] = Opaque(link, name, "a malformed value")
+        elif kind == "module" and isinstance(info, str) and _importable(info):
+            namespace[name] = sys.modules[info]
+        elif kind == "module":
+            namespace[name] = Opaque(link, name, f"the test process cannot import module {str(info)[:60]!r}")
+        else:
+            namespace[name] = Opaque(link, name, str(info)[:80] if isinstance(info, str) else "not plain data")
+
+
+def _assertion_detail(exc: AssertionError, test_source: str) -> str:
+    """The failing assert's source, with the observed left side when it is a comparison.
+
+    Only failures pay for this: the left side is evaluated again, in the frame of the
+    failing assert, after the fact (the test code runs as written). Values from the
+    program are plain data here, so their repr is the test process's own.
+    """
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    if last is None or last.tb_frame.f_code.co_filename != TEST_FILE:
+        return one_line(exception_line(exc))  # raised by the program, not by a test
+    frame = last.tb_frame
+    line, col = last.tb_lineno, 0
+    try:  # the raising instruction's position tells apart two asserts on one line
+        position = list(frame.f_code.co_positions())[last.tb_lasti // 2]
+        if position[0] is not None and position[2] is not None:
+            line, col = position[0], position[2]
+    except (AttributeError, IndexError):
+        pass
+    try:
+        tree = ast.parse(test_source, TEST_FILE)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return one_line(exception_line(exc))
+    asserts = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assert)
+        and (node.lineno, node.col_offset) <= (line, col)
+        and (line, col) <= (node.end_lineno or node.lineno, node.end_col_offset or 0)
+    ]
+    if not asserts:
+        return one_line(exception_line(exc))
+    node = max(asserts, key=lambda n: (n.lineno, n.col_offset))
+    source = one_line(ast.get_source_segment(test_source, node) or "assert ...", DETAIL_MAX // 2)
+    if isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
+        try:
+            left = ast.Expression(node.test.left)
+            value = eval(compile(left, TEST_FILE, "eval"), frame.f_globals, frame.f_locals)
+        except BaseException as error:  # evaluating it again failed: say so, briefly
+            return one_line(f"{source}  # left side raised {type(error).__name__} when evaluated again")
+        return one_line(f"{source}  # got {short_repr(value)}")
+    message = str(exc)
+    return one_line(f"{source}  # {message}" if message else source)
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    """Every name the test's code may look up (a superset: attribute names too)."""
+    names: set[str] = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(const for const in current.co_consts if isinstance(const, types.CodeType))
+    return names
+
+
+def _judge(payload: dict, link: Link) -> tuple[str, str]:
+    """Run the test against the program in P -> (status, detail)."""
+    test, prelude = payload["test"], payload.get("prelude") or ""
+    namespace: dict = {"__name__": "__test__", "__builtins__": builtins}
+    for name, text in ((PRELUDE_FILE, prelude), (TEST_FILE, test)):
+        linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    try:
+        code = compile(test, TEST_FILE, "exec")
+    except SyntaxError as exc:
+        return "error", one_line(f"invalid test: {exception_line(exc)}")
+    if prelude:
+        try:
+            exec(compile(prelude, PRELUDE_FILE, "exec"), namespace)
+        except BaseException as exc:
+            return "error", one_line(f"the task's prelude failed: {exception_line(exc)}")
+    own = set(namespace)
+    entry_point = payload.get("entry_point")
+    wanted = _global_names(code) | ({entry_point} if isinstance(entry_point, str) else set())
+    try:
+        send_frame(link.fd, {"op": "hello", "names": sorted(wanted)})
+    except OSError:
+        pass  # the program already failed and left: its last word is still to be read
+    try:
+        first = link.receive("before the test ran")
+    except ProgramBroke:
+        return "error", link.broken or "the program's process ended"
+    if first.get("op") == "failed":
+        detail = first.get("detail")
+        return "error", one_line(detail if isinstance(detail, str) else "the program failed")
+    if first.get("op") != "ready":
+        return "error", "the program sent an unexpected first message"
+    _bind_program_names(namespace, link, first.get("names"), entry_point, own, wanted, test)
+    try:
+        exec(code, namespace)
+    except ProgramBroke:
+        pass
+    except AssertionError as exc:
+        if link.broken is None:
+            return "failed", _assertion_detail(exc, test)
+    except SystemExit as exc:
+        if link.broken is None:
+            return "error", f"the test called sys.exit({short_repr(exc.code)}) before it finished"
+    except BaseException as exc:
+        if link.broken is None:
+            return "error", one_line(exception_line(exc))
+    if link.broken is not None:
+        return "error", one_line(link.broken)
+    return "passed", ""
+
+
+def judge_main(payload: dict) -> None:
+    """T: judge, then write the verdict on the report pipe; never returns."""
+    link = Link(CHANNEL_FD)
+    try:
+        status, detail = _judge(payload, link)
+    except BaseException as exc:  # the judge itself failed: never a pass
+        status, detail = "error", one_line(f"the test process failed: {exception_line(exc)}")
+    flush_stdio()
+    report = {"token": payload["token"], "pid": os.getpid(), "status": status, "detail": detail,
+              "program_ended": link.program_ended}
+    try:
+        write_all(REPORT_FD, (json.dumps(report) + "\n").encode())
+    except BaseException:
+        os._exit(71)
+    os._exit(0)

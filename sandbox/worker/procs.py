@@ -1,0 +1,118 @@
+"""Process and /proc helpers: prctl, pidfds, who is alive, whose children, SysV IPC ids,
+and the settings of a process that another one of the same user may change.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+IPC_RMID = 0
+_LIBC = ctypes.CDLL(None, use_errno=True)  # the C library's handle: a constant
+
+
+def prctl(option: int, value: int) -> None:
+    try:
+        _LIBC.prctl(option, value, 0, 0, 0)
+    except AttributeError:
+        pass
+
+
+def pidfd(pid: int) -> int:
+    """A descriptor that turns readable when `pid` ends (-1 where the kernel has none)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return -1
+
+
+_RLIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
+
+
+_SYS_IOPRIO_GET = {"x86_64": 252, "aarch64": 31}.get(os.uname().machine)
+
+
+def settings(pid: int) -> tuple:
+    """What any process of the same user may change in another one: resource limits
+    (prlimit), niceness, scheduling policy, CPU affinity and I/O priority. A job's
+    program can set them on the worker, the zygote or a blank child, and every later
+    job would inherit them; so the clean state includes them (0: this process)."""
+    ioprio = None
+    if _SYS_IOPRIO_GET is not None:
+        ioprio = ctypes.CDLL(None).syscall(_SYS_IOPRIO_GET, 1, pid)  # IOPRIO_WHO_PROCESS
+    return (
+        tuple(resource.prlimit(pid, which) for which in sorted(set(_RLIMITS))),
+        os.getpriority(os.PRIO_PROCESS, pid),
+        os.sched_getscheduler(pid),
+        tuple(sorted(os.sched_getaffinity(pid))),
+        ioprio,
+    )
+
+
+def alive(pid: int) -> bool:
+    """Whether any thread of `pid` still runs (a zombie leader may have live threads)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat", "rb") as handle:
+                state = handle.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state letter, parent pid) of a process; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def sysv_ids(kind: str) -> list[int]:
+    try:
+        with open(f"/proc/sysvipc/{kind}") as handle:
+            rows = handle.read().splitlines()[1:]
+    except OSError:
+        return []
+    return [int(row.split()[1]) for row in rows if len(row.split()) > 1]
+
+
+def children_of(pid: int) -> list[int]:
+    try:  # the kernel's own list, when it keeps one
+        found: list[int] = []
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                found.extend(int(p) for p in handle.read().split())
+        return found
+    except OSError:
+        pass
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def open_fds() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return list(range(3, 256))

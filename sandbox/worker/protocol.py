@@ -1,0 +1,72 @@
+"""What both sides of the worker share: the host's protocol version, the descriptors and
+limits of P and T, and the length-prefixed JSON frames between them.
+
+The only module of the worker that the host imports (for PROTOCOL).
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+
+PROTOCOL = 2
+DETAIL_MAX = 400  # characters of a failure detail
+PROGRAM_FILE = "<program>"
+TEST_FILE = "<test>"
+PRELUDE_FILE = "<prelude>"
+CHANNEL_FD = 3  # in P and T: the socket between them
+REPORT_FD = 4  # in T: the verdict pipe to the worker
+REPORT_MAX = 64 * 1024
+_FRAME_MAX = 32 * 1024 * 1024  # one message between P and T
+DEPTH_MAX = 100  # nesting of plain data
+ITEMS_MAX = 2_000_000  # values in one message
+NAMES_MAX = 5000  # names a program may expose
+HELD_MAX = 100_000  # program objects the test may hold references to
+
+
+class WireError(Exception):
+    """A message that is not well-formed plain data."""
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def send_frame(fd: int, message: dict) -> None:
+    """One JSON object, length-prefixed."""
+    data = json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode()
+    write_all(fd, struct.pack(">I", len(data)) + data)
+
+
+def read_exact(fd: int, size: int) -> bytes | None:
+    chunks, remaining = [], size
+    while remaining:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv_frame(fd: int) -> dict | None:
+    """The next message, None at end of stream; WireError if it is not a JSON object."""
+    head = read_exact(fd, 4)
+    if head is None:
+        return None
+    (size,) = struct.unpack(">I", head)
+    if size > _FRAME_MAX:
+        raise WireError(f"a message of {size} bytes (the limit is {_FRAME_MAX})")
+    body = read_exact(fd, size)
+    if body is None:
+        return None
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        raise WireError("a message that is not JSON") from None
+    if type(message) is not dict:
+        raise WireError("a message that is not an object")
+    return message

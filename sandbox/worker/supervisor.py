@@ -1,0 +1,435 @@
+"""W, the worker (PID 1 of its container): talks to the host, hands each job to two blank
+children, watches them, answers, then restores the clean state. Runs no job's code.
+"""
+from __future__ import annotations
+
+import ctypes
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import tempfile
+import time
+
+from .child import IGNORED_SIGNALS
+from .procs import IPC_RMID, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, alive, children_of, open_fds, pidfd, prctl, settings, sysv_ids
+from .protocol import DETAIL_MAX, PROTOCOL, REPORT_MAX
+from .scratch import wipe
+from .text import exception_line, one_line
+from .zygote import ZYGOTE_TIMEOUT_S, Zygote, ZygoteGone, give_job
+
+_CLEANUP_TIMEOUT_S = 10.0
+_WIPE_TIMEOUT_S = 5.0
+# Imported once in the worker so that every forked process finds them ready. Heavy
+# libraries with threads (numpy's BLAS) stay out: threads do not survive fork.
+_PRELOAD = (
+    "abc argparse array base64 bisect calendar cmath collections collections.abc "
+    "contextlib copy csv dataclasses datetime decimal difflib enum fractions functools "
+    "hashlib heapq itertools json math numbers operator random re statistics string "
+    "struct tempfile textwrap typing unicodedata unittest"
+).split()
+
+
+def preload() -> None:
+    for name in _PRELOAD:
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+
+
+class NotRun(Exception):
+    """The worker cannot run this job as it should; the host reruns it elsewhere."""
+
+
+class _Worker:
+    def __init__(self, scratch_root: str) -> None:
+        self.scratch_root = scratch_root
+        self.scratch = os.path.join(scratch_root, "test")
+        self.is_init = os.getpid() == 1
+        self.uid_process_base = 0
+        if not self.is_init and os.geteuid() != 0:
+            self.uid_process_base = self._count_own_processes()
+        _clean_environment(self.scratch)
+        os.makedirs(self.scratch, mode=0o700, exist_ok=True)
+        self.settings = settings(0)  # the zygote and the blank children inherit them
+        self.zygote = Zygote(self.scratch)
+        self.zygote.ask(2)  # the first job's two processes
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self._ended_job: list[int] = []  # pidfds (or pids) of the last job's P and T
+        self.dirty = ""  # why the state could not be restored after the last job
+
+    @staticmethod
+    def _count_own_processes() -> int:
+        uid, count = os.getuid(), 0
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    count += os.stat(f"/proc/{entry}").st_uid == uid
+                except OSError:
+                    pass
+        return count
+
+    # --- one job
+
+    def run(self, job: dict) -> dict:
+        limits = {key: job[key] for key in ("timeout_s", "memory_mb", "max_file_mb")}
+        # RLIMIT_NPROC counts every process of the uid on the machine: in a container
+        # the pids cgroup caps processes instead; as root it is ignored anyway.
+        if self.uid_process_base:
+            limits["nproc"] = self.uid_process_base + int(job.get("pids", 64))
+        timeout = float(job["timeout_s"])
+        cap = int(job["max_output_bytes"])
+        token = os.urandom(8).hex()
+        if self.dirty:
+            raise NotRun(self.dirty)
+        if not self.zygote.alive():  # killed from outside since the last job
+            raise NotRun("the zygote is gone")
+        try:  # a test's leftovers may have stopped it before they were killed
+            os.kill(self.zygote.pid, signal.SIGCONT)
+        except OSError:
+            pass
+        try:
+            self.zygote.pump()
+            self.zygote.ended.clear()  # earlier jobs' processes
+            program_child, test_child = self.zygote.take_blank(), self.zygote.take_blank()
+        except RuntimeError as exc:
+            raise NotRun(str(exc)) from None
+        try:
+            self.zygote.ask(2)  # the next job's, forked while this one runs
+        except ZygoteGone:
+            pass  # noticed again below, or by the next job, which declines
+        channel_t, channel_p = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        out_r, out_w = os.pipe()
+        report_r, report_w = os.pipe()
+        started = time.monotonic()
+        try:
+            p_pid = give_job(program_child, dict(limits, role="program", program=job["program"]),
+                              [channel_p.fileno(), out_w])
+            t_pid = give_job(test_child, dict(limits, role="test", test=job["test"],
+                                               prelude=job.get("prelude") or "",
+                                               entry_point=job.get("entry_point"), token=token),
+                              [channel_t.fileno(), out_w, report_w])
+        except OSError as exc:  # a blank child died before its job: with its zygote
+            os.close(out_r)
+            os.close(report_r)
+            raise NotRun(f"a blank child died before its job ({exc.strerror})") from None
+        finally:
+            channel_t.close()
+            channel_p.close()
+            os.close(out_w)
+            os.close(report_w)
+        self._ended_job = [pidfd(p_pid), pidfd(t_pid)]
+        try:
+            result = self._watch(p_pid, t_pid, out_r, report_r, token, timeout, cap, started)
+        except ZygoteGone as exc:
+            # The zygote died during the job (killed by its program, or by an earlier
+            # job's before it could be seen): its children die with it, so the verdict
+            # is unknown. A fresh worker runs the job again.
+            raise NotRun(str(exc)) from None
+        finally:
+            os.close(out_r)
+            os.close(report_r)
+        result["id"] = job.get("id")
+        return result
+
+    def after(self) -> None:
+        """Between jobs, once the answer is sent: restore the clean state. A failure
+        retires the worker: it declines the next job, which the host runs elsewhere."""
+        self.dirty = self._clean_up()
+
+    def _watch(self, p_pid, t_pid, out_r, report_r, token, timeout, cap, started) -> dict:
+        output = bytearray()
+        dropped = 0
+        report = bytearray()
+        deadline = started + timeout
+        timed_out = False
+        os.set_blocking(out_r, False)
+        os.set_blocking(report_r, False)
+        open_fds = [out_r, report_r]
+
+        def drain(fd: int) -> bool:
+            nonlocal dropped
+            while True:
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    return True
+                except OSError:
+                    return False
+                if not data:
+                    return False
+                if fd == out_r:
+                    room = cap - len(output)
+                    if room > 0:
+                        output.extend(data[:room])
+                    dropped += max(0, len(data) - max(room, 0))
+                elif len(report) < REPORT_MAX:
+                    report.extend(data)
+
+        # The test is over when its report pipe closes (the judge exited) or the zygote
+        # says the judge ended (its leftovers may hold the pipe open).
+        zygote = self.zygote
+        while report_r in open_fds and t_pid not in zygote.ended:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            readable, _, _ = select.select(open_fds + [zygote.sock], [], [], remaining)
+            for fd in readable:
+                if fd is zygote.sock:
+                    zygote.pump()
+                elif not drain(fd):
+                    open_fds.remove(fd)
+        duration = time.monotonic() - started
+        for pid in (t_pid, p_pid):  # stop both sides now; their leftovers go after the answer
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        for fd in open_fds:
+            drain(fd)
+        status, detail = self._verdict(p_pid, t_pid, timed_out, timeout, report, token)
+        text = output.decode("utf-8", errors="replace")
+        if dropped:
+            text += f"\n[... {dropped} more bytes of output dropped]"
+        return {"status": status, "detail": detail, "duration_s": round(duration, 6), "output": text}
+
+    @staticmethod
+    def _describe_end(code: int) -> tuple[str, str]:
+        """(status, how) for a process's wait status."""
+        if os.WIFSIGNALED(code):
+            number = os.WTERMSIG(code)
+            if number == signal.SIGXCPU:
+                return "timeout", "CPU time limit exceeded"
+            try:
+                name = signal.Signals(number).name
+            except ValueError:
+                name = f"signal {number}"
+            hint = " (out of memory?)" if number == signal.SIGKILL else ""
+            return "error", f"was killed by {name}{hint}"
+        return "error", f"exited with status {os.WEXITSTATUS(code)}"
+
+    def _verdict(self, p_pid, t_pid, timed_out, timeout, report, token) -> tuple[str, str]:
+        if timed_out:
+            return "timeout", f"timed out after {timeout:g} s (wall clock)"
+        message = None
+        for line in bytes(report).splitlines():
+            try:
+                candidate = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if (
+                type(candidate) is dict
+                and candidate.get("token") == token
+                and candidate.get("pid") == t_pid
+                and candidate.get("status") in ("passed", "failed", "error")
+                and isinstance(candidate.get("detail", ""), str)
+            ):
+                message = candidate
+                break
+        if message is None:
+            t_status = self.zygote.status_of(t_pid, ZYGOTE_TIMEOUT_S)
+            if t_status is None:
+                raise RuntimeError("the zygote did not report how the test process ended")
+            status, how = self._describe_end(t_status)
+            if status == "timeout":
+                return status, how
+            return "error", f"the process {how} before the test finished"
+        if message.get("program_ended") is True:
+            p_status = self.zygote.status_of(p_pid, ZYGOTE_TIMEOUT_S)
+            if p_status is None:
+                raise RuntimeError("the zygote did not report how the program's process ended")
+            status, how = self._describe_end(p_status)
+            if status == "timeout":
+                return status, how
+            if "before the test ran" in message["detail"]:
+                return "error", f"the process {how} before the test finished"
+            return "error", one_line(f"{message['detail']}: it {how}")
+        return message["status"], message["detail"][:DETAIL_MAX]
+
+    # --- between jobs
+
+    def _processes(self) -> list[int]:
+        """Every live process but the worker and the zygote: the test's leftovers.
+
+        Zombies are dead already (the zygote or the worker reaps them). On a host,
+        the zygote's children count too: a test's processes are its grandchildren
+        until they are orphaned.
+        """
+        me, zygote = os.getpid(), self.zygote.pid
+        blanks = self.zygote.known_blanks()  # exactly the children it keeps ready
+        if self.is_init:
+            found = [int(e) for e in os.listdir("/proc") if e.isdigit()]
+        else:
+            found = children_of(me) + children_of(zygote)
+        leftovers = []
+        for pid in found:
+            if pid in (me, zygote) or pid in blanks:
+                continue
+            # Any other process is the test's, whatever its parent (clone(CLONE_PARENT)
+            # makes a child of the zygote) and whatever its state: a thread-group leader
+            # that exited while its other threads run shows as a zombie.
+            if alive(pid):
+                leftovers.append(pid)
+        return sorted(set(leftovers))
+
+    def _kill_leftovers(self) -> None:
+        """Kill and reap every process the test left behind (daemons, forks, setsid)."""
+        deadline = time.monotonic() + _CLEANUP_TIMEOUT_S
+        for handle in self._ended_job:  # the job's two processes: wait for their end
+            if isinstance(handle, int) and handle >= 0:
+                select.select([handle], [], [], _CLEANUP_TIMEOUT_S)
+                os.close(handle)
+        self._ended_job = []
+        while time.monotonic() < deadline:
+            self._reap()
+            leftovers = self._processes()
+            if not leftovers:
+                return
+            for pid in leftovers:
+                for kill in (os.killpg, os.kill):
+                    try:
+                        kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+            time.sleep(0.0005)
+        raise RuntimeError("processes of the test outlived the clean-up")
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == self.zygote.pid:
+                raise RuntimeError("the zygote died")
+
+    def _clean_up(self) -> str:
+        """Restore the state every job starts from; what could not be restored, if anything."""
+        try:
+            self._kill_leftovers()
+            # Bounded: a job must not delay the next one past its time (the host would
+            # take the late answer for a hung worker); a worker that cannot empty its
+            # folders in time retires instead, and the next job runs on a fresh one.
+            deadline = time.monotonic() + _WIPE_TIMEOUT_S
+            wipe(self.scratch_root, keep="test", deadline=deadline)
+            os.makedirs(self.scratch, mode=0o700, exist_ok=True)  # a test may have removed it
+            os.chmod(self.scratch, 0o700)
+            if self.is_init:  # these belong to the container: on a host they are the user's
+                wipe("/dev/shm", deadline=deadline)
+                wipe("/dev/mqueue", deadline=deadline)
+                self._remove_sysv_ipc()
+            problem = self._state_problem()
+        except Exception as exc:
+            problem = exception_line(exc)
+        return problem
+
+    def _remove_sysv_ipc(self) -> None:
+        removers = {
+            "shm": lambda ident: self._libc.shmctl(ident, IPC_RMID, None),
+            "msg": lambda ident: self._libc.msgctl(ident, IPC_RMID, None),
+            "sem": lambda ident: self._libc.semctl(ident, 0, IPC_RMID),
+        }
+        for kind, remove in removers.items():
+            for ident in sysv_ids(kind):
+                remove(ident)
+
+    def _state_problem(self) -> str:
+        if self._processes():
+            return "processes of the test outlived the clean-up"
+        if not self.zygote.alive():
+            return "the zygote is gone"
+        for who, pid in (("worker", 0), ("zygote", self.zygote.pid),
+                         *(("blank child", pid) for pid in sorted(self.zygote.known_blanks()))):
+            try:
+                changed = settings(pid) != self.settings
+            except OSError:  # a blank child the job killed: it is replaced before use
+                continue
+            if changed:
+                return f"the {who}'s resource limits or scheduling were changed by a test"
+        if sorted(os.listdir(self.scratch_root)) != ["test"] or os.listdir(self.scratch):
+            return f"{self.scratch_root} could not be emptied"
+        if self.is_init:
+            for path in ("/dev/shm", "/dev/mqueue"):
+                if os.path.isdir(path) and os.listdir(path):
+                    return f"{path} could not be emptied"
+            for kind in ("shm", "msg", "sem"):
+                if sysv_ids(kind):
+                    return f"SysV {kind} objects could not be removed"
+        return ""
+
+
+def _clean_environment(scratch: str) -> None:
+    """The environment every forked process inherits (the worker needs none)."""
+    os.environ.clear()
+    os.environ.update(
+        PATH="/usr/local/bin:/usr/bin:/bin",
+        HOME=scratch,
+        TMPDIR=scratch,
+        LANG="C.UTF-8",
+        PYTHONDONTWRITEBYTECODE="1",
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+    )
+    tempfile.tempdir = None  # recomputed from TMPDIR
+    sys.argv = [""]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    scratch_root = "/tmp"
+    if "--scratch-root" in args:
+        scratch_root = args[args.index("--scratch-root") + 1]
+    # Non-dumpable, inherited by every fork: no process of the test can open
+    # /proc/<pid>/{mem,fd,environ} of the worker, a zygote or the judge, nor ptrace them.
+    prctl(PR_SET_DUMPABLE, 0)
+    if os.getpid() != 1:
+        prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a test come back to us
+    for number in IGNORED_SIGNALS:
+        try:
+            signal.signal(number, signal.SIG_IGN)
+        except (OSError, ValueError):
+            pass
+    os.chdir(scratch_root)
+    preload()
+    wipe(scratch_root)
+    worker = _Worker(scratch_root)
+    gc.collect()
+    gc.freeze()
+    out = sys.stdout.buffer
+
+    def send(message: dict) -> None:
+        out.write(json.dumps(message).encode() + b"\n")
+        out.flush()
+
+    send({"ready": True, "protocol": PROTOCOL, "pid": os.getpid(), "python": sys.version.split()[0]})
+    for line in sys.stdin.buffer:
+        if not line.strip():
+            continue
+        job_id = None
+        try:
+            job = json.loads(line)
+            job_id = job.get("id")
+            send(worker.run(job))
+            worker.after()
+        except NotRun as exc:
+            send({"id": job_id, "not_run": True, "retire": str(exc)})
+            return 1
+        except Exception as exc:  # the worker's own failure: answer, then let the host replace it
+            send({"id": job_id, "status": "error", "detail": f"sandbox worker: {exception_line(exc)}",
+                  "duration_s": 0.0, "output": "", "internal": True,
+                  "retire": f"internal error: {exception_line(exc)}"})
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

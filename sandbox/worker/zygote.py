@@ -1,0 +1,291 @@
+"""The zygote (Z): forked by W before the first job, holds no job, ever; forks blank
+children that become P or T. Also W's handle on it (`Zygote`).
+"""
+from __future__ import annotations
+
+import gc
+import io
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+import types
+
+from .child import enter_child, flush_stdio
+from .judge import judge_main
+from .procs import PR_SET_PDEATHSIG, open_fds, prctl, proc_stat
+from .program import program_main
+from .protocol import CHANNEL_FD, REPORT_FD, read_exact
+
+ZYGOTE_TIMEOUT_S = 10.0
+
+
+def _stdio_objects() -> tuple:
+    """The stdio objects a forked child will use (made once, before any fork)."""
+    return (
+        open(0, "r", closefd=False),
+        io.TextIOWrapper(open(1, "wb", closefd=False), encoding="utf-8",
+                         errors="backslashreplace", line_buffering=True),
+        io.TextIOWrapper(open(2, "wb", closefd=False), encoding="utf-8",
+                         errors="backslashreplace", line_buffering=True),
+    )
+
+
+def _recv_job(sock: socket.socket) -> tuple[dict, list[int]] | None:
+    """A job for a blank child: a 4-byte length with the fds, then that many bytes of JSON."""
+    head, fds, _, _ = socket.recv_fds(sock, 4, 8)
+    if not head:
+        return None
+    while len(head) < 4:
+        more = sock.recv(4 - len(head))
+        if not more:
+            return None
+        head += more
+    (size,) = struct.unpack(">I", head)
+    body = read_exact(sock.fileno(), size)
+    if body is None:
+        return None
+    return json.loads(body), list(fds)
+
+
+def _forget_worker_modules() -> None:
+    """No import in P or T finds the worker's modules: the code already loaded keeps
+    running, but the program cannot import (or be handed) them by name, and `__main__`
+    is an empty module, as in a process that runs no script."""
+    package = __name__.rpartition(".")[0]
+    for name in [name for name in sys.modules if name == package or name.startswith(package + ".")]:
+        del sys.modules[name]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+
+
+def _blank_child(sock: socket.socket, scratch: str, stdio: tuple) -> None:
+    """A forked child that waits for its job, then becomes P or T; never returns.
+
+    Its parent, the zygote, has never held a job: the child's memory holds no
+    program and no test but its own. Job-independent set-up happens here, while the
+    child waits, off the job's critical path.
+    """
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    try:
+        received = _recv_job(sock)
+    except (OSError, ValueError):
+        received = None
+    if received is None:
+        os._exit(0)
+    payload, fds = received
+    _forget_worker_modules()
+    role = payload.get("role")
+    targets = [CHANNEL_FD, 1] if role == "program" else [CHANNEL_FD, 1, REPORT_FD]
+    try:
+        sock.close()
+        fd_map = dict(zip(targets, fds))
+        fd_map[2] = fd_map[1]
+        # The program may import modules it wrote; the test only the installed ones.
+        if role == "program":
+            sys.path.insert(0, scratch)
+        enter_child(fd_map, payload, scratch, stdio, scratch if role == "program" else "/nonexistent", role)
+    except BaseException:
+        os._exit(70)
+    if role == "program":
+        try:
+            program_main(payload)
+        except BaseException:
+            pass
+        flush_stdio()
+        os._exit(0)
+    judge_main(payload)
+
+
+def _zygote_main(control: socket.socket, scratch: str) -> None:
+    """Fork blank children on request; report each child's end. Holds no job, ever.
+
+    Messages on `control` (SOCK_SEQPACKET): in, {"op": "fork"}; out,
+    {"op": "blank", "pid"} with the worker's end of the child's socket, and
+    {"op": "ended", "pid", "status"} when a child ends.
+    """
+    stdio = _stdio_objects()
+    wake_r, wake_w = os.pipe()  # SIGCHLD writes here: a child ended
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    gc.collect()
+    gc.freeze()
+    while True:
+        try:
+            ready, _, _ = select.select([control, wake_r], [], [])
+        except InterruptedError:
+            continue
+        if wake_r in ready:
+            try:
+                os.read(wake_r, 4096)
+            except BlockingIOError:
+                pass
+            while True:
+                try:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == 0:
+                    break
+                control.send(json.dumps({"op": "ended", "pid": pid, "status": status}).encode())
+        if control not in ready:
+            continue
+        try:
+            request = control.recv(4096)
+        except OSError:
+            os._exit(0)
+        if not request:
+            os._exit(0)  # the worker is gone
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                control.close()
+                theirs.close()
+                signal.set_wakeup_fd(-1)
+                os.close(wake_r)
+                os.close(wake_w)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                _blank_child(mine, scratch, stdio)
+            finally:
+                os._exit(70)
+        mine.close()
+        socket.send_fds(control, [json.dumps({"op": "blank", "pid": pid}).encode()], [theirs.fileno()])
+        theirs.close()
+
+
+class ZygoteGone(RuntimeError):
+    """The zygote died (a job's program can kill it): this worker cannot go on."""
+
+
+class Zygote:
+    """The worker's handle on the zygote and the blank children it keeps ready."""
+
+    def __init__(self, scratch: str) -> None:
+        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                parent_end.close()
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):  # let go of the host's pipes
+                    os.dup2(devnull, fd)
+                keep = {child_end.fileno(), 0, 1, 2}
+                for fd in open_fds():
+                    if fd not in keep:
+                        try:
+                            os.close(fd)
+                        except OSError:
+                            pass
+                _zygote_main(child_end, scratch)
+            finally:
+                os._exit(0)
+        child_end.close()
+        self.sock = parent_end
+        self.blanks: list[tuple[int, socket.socket]] = []
+        self.ended: dict[int, int] = {}  # pid -> wait status
+        self.asked = 0  # blank children asked for and not yet announced
+
+    def ask(self, count: int) -> None:
+        try:
+            for _ in range(count):
+                self.sock.send(b'{"op": "fork"}')
+        except OSError as exc:  # it died with requests unread: ECONNRESET or EPIPE
+            raise ZygoteGone(f"the zygote is gone ({exc.strerror})") from None
+        self.asked += count
+
+    def _receive(self, timeout: float) -> bool:
+        """Take one message if one comes within `timeout`; False if none did."""
+        if not select.select([self.sock], [], [], max(0.0, timeout))[0]:
+            return False
+        try:
+            data, fds, _, _ = socket.recv_fds(self.sock, 4096, 1)
+        except OSError as exc:  # it died with our requests unread: ECONNRESET
+            raise ZygoteGone(f"the zygote is gone ({exc.strerror})") from None
+        if not data:
+            raise ZygoteGone("the zygote is gone")
+        message = json.loads(data)
+        if message.get("op") == "blank" and fds:
+            self.blanks.append((int(message["pid"]), socket.socket(fileno=fds[0])))
+            self.asked -= 1
+        elif message.get("op") == "ended":
+            self.ended[int(message["pid"])] = int(message["status"])
+        return True
+
+    def pump(self) -> None:
+        """Take every message already there."""
+        while self._receive(0):
+            pass
+
+    def take_blank(self) -> tuple[int, socket.socket]:
+        """A blank child that is alive and running (the last job's program may have
+        stopped or killed the ones kept ready: it can do nothing else to them)."""
+        deadline = time.monotonic() + ZYGOTE_TIMEOUT_S
+        while True:
+            if not self.blanks and not self.asked:
+                self.ask(1)
+            while not self.blanks:
+                if not self._receive(deadline - time.monotonic()):
+                    raise RuntimeError("the zygote did not fork in time")
+            pid, sock = self.blanks.pop(0)
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
+            state = proc_stat(pid)
+            if state is not None and state[0] not in ("Z", "X"):
+                return pid, sock
+            sock.close()
+
+    def known_blanks(self) -> set[int]:
+        """The blank children it keeps ready, once every fork asked for is announced
+        (a child forked but not yet announced would look like nobody's)."""
+        deadline = time.monotonic() + ZYGOTE_TIMEOUT_S
+        while self.asked > 0:
+            self._resume()
+            if not self._receive(min(0.05, deadline - time.monotonic())) and time.monotonic() > deadline:
+                raise RuntimeError("the zygote did not announce the children it forked")
+        return {pid for pid, _ in self.blanks}
+
+    def _resume(self) -> None:
+        """A job's program may have stopped it; it must answer now."""
+        try:
+            os.kill(self.pid, signal.SIGCONT)
+        except OSError:
+            pass
+
+    def status_of(self, pid: int, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        while pid not in self.ended:
+            self._resume()
+            if not self._receive(min(0.05, deadline - time.monotonic())) and time.monotonic() > deadline:
+                return None
+        return self.ended.pop(pid)
+
+    def alive(self) -> bool:
+        try:
+            pid, _ = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        return pid == 0
+
+
+def give_job(child: tuple[int, socket.socket], payload: dict, fds: list[int]) -> int:
+    pid, sock = child
+    body = json.dumps(payload).encode()
+    try:
+        socket.send_fds(sock, [struct.pack(">I", len(body))], fds)
+        sock.sendall(body)
+    finally:
+        sock.close()
+    return pid
