@@ -58,7 +58,7 @@ def _gcs_address() -> str:
 def _cluster_line() -> str:
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     cpus = sum(n.get("Resources", {}).get("CPU", 0) for n in nodes)
-    return f"address {_gcs_address()}, {len(nodes)} node(s), {cpus:g} CPUs"
+    return f"{len(nodes)} node(s), {cpus:g} CPUs"
 
 
 def _check_reachable(address: str | None) -> None:
@@ -140,7 +140,7 @@ class RayExecution:
         instance for this run alone (never another's cluster found on the machine),
         which ends with the run. Says which."""
         if ray.is_initialized():  # e.g. a test or a notebook that connected already
-            self.say(f"ray: using this process's Ray connection ({_cluster_line()})")
+            self.say(f"ray: using this process's Ray connection to {_gcs_address()} ({_cluster_line()})")
             return
         address = self.config.ray_address
         try:
@@ -157,7 +157,7 @@ class RayExecution:
             ) from None
         self._connected_here = True
         if address is None:
-            self.say(f"ray: started a private Ray instance for this run ({_cluster_line()}); it ends with "
+            self.say(f"ray: started a private Ray instance for this run at {_gcs_address()} ({_cluster_line()}); it ends with "
                      "the run. To use a cluster, give --ray-address ADDRESS (or auto)")
         else:
             self.say(f"ray: joined the Ray cluster at {_gcs_address()} ({_cluster_line()}), as --ray-address {address} asked")
