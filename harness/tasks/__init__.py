@@ -1,8 +1,9 @@
-"""Task sets: HumanEval, MBPP, Hugging Face datasets, JSONL files, the builtin set.
+"""Task sets: HumanEval, MBPP, Hugging Face datasets, JSONL files, the builtin set,
+LiveCodeBench, CodeContests and APPS.
 
 `load_tasks(spec)` returns a `TaskSet`; the JSONL schema is in tasks/README.md.
 """
-from harness.tasks.base import Task, TaskError, TaskSet, TaskSource
+from harness.tasks.base import IoTest, Task, TaskError, TaskSet, TaskSource
 from harness.tasks.registry import DEFAULT_TASKS, KNOWN_FORMS, load_tasks
 
-__all__ = ["DEFAULT_TASKS", "KNOWN_FORMS", "Task", "TaskError", "TaskSet", "TaskSource", "load_tasks"]
+__all__ = ["DEFAULT_TASKS", "KNOWN_FORMS", "IoTest", "Task", "TaskError", "TaskSet", "TaskSource", "load_tasks"]

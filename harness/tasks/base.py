@@ -4,36 +4,89 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Iterable, Mapping, Protocol, Union
+
+KINDS = ("function", "io")
+# How an io test's output is compared (sandbox/worker/io_compare.py has each rule).
+COMPARE_RULES = ("lcb", "codecontests", "apps", "exact")
+_LABEL_MAX = 200  # characters of an io test's input kept as its label in records
+
+
+@dataclass(frozen=True)
+class IoTest:
+    """One test of an io task: what the program reads on stdin, what it must print."""
+
+    input: str
+    output: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"input": self.input, "output": self.output}
+
+    @classmethod
+    def from_dict(cls, value: Mapping[str, Any]) -> "IoTest":
+        return cls(str(value["input"]), str(value["output"]))
+
+    def label(self, limit: int = _LABEL_MAX) -> str:
+        """The test as records and reports name it: its input, cut to `limit`."""
+        text = self.input if len(self.input) <= limit else self.input[: limit - 3] + "..."
+        return "stdin: " + (text.rstrip("\n") or "(empty)")
+
+
+Test = Union[str, IoTest]
 
 
 @dataclass(frozen=True)
 class Task:
     """One problem. The agent sees `prompt` only; `hidden_tests` are for scoring.
 
-    `hidden_tests` are Python snippets; each runs after the implementation in the
-    same namespace (e.g. an `assert`, or HumanEval's `def check(candidate): ...`
-    followed by `check(<entry_point>)`). The task passes when all of them pass.
-    `canonical_solution`, when known, is a complete program that passes them.
+    A `function` task's `hidden_tests` are Python snippets; each runs after the
+    implementation in the same namespace (e.g. an `assert`, or HumanEval's
+    `def check(candidate): ...` followed by `check(<entry_point>)`). An `io` task's
+    are `IoTest`s: the program is a whole script, fed each input on stdin, and its
+    stdout is compared with the output by `compare`'s rule, outside the program's
+    process. The task passes when all of them pass. `canonical_solution`, when known,
+    is a complete program that passes them. `public_tests` are the examples the
+    problem statement shows (the prompt holds them already); a `:with-example` task set
+    uses them as internal tests.
     """
 
     task_id: str
     prompt: str
-    entry_point: str
-    hidden_tests: tuple[str, ...]
+    entry_point: str  # the function under test; for an io task, "" (the program is run whole)
+    hidden_tests: tuple[Test, ...]
     language: str = "python"
     canonical_solution: str | None = None
     tags: tuple[str, ...] = ()
     timeout_s: float | None = None  # per hidden test; None = the run's default
     meta: Mapping[str, Any] = field(default_factory=dict)
+    kind: str = "function"  # function | io
+    compare: str = "lcb"  # io tasks: the output comparison rule (COMPARE_RULES)
+    public_tests: tuple[Test, ...] = ()  # the statement's examples, same form as hidden_tests
+    # Code the graded program starts with, before the answer, as the source's own grader
+    # does (LiveCodeBench puts its imports before every program).
+    preamble: str = ""
+    # The `:with-example` variant: the public examples are the internal tests (the test
+    # writer is not called); records and reports say so.
+    examples_as_internal: bool = False
 
     def digest_fields(self) -> dict[str, Any]:
-        return {
+        fields_ = {
             "task_id": self.task_id,
             "prompt": self.prompt,
             "entry_point": self.entry_point,
-            "hidden_tests": list(self.hidden_tests),
+            "hidden_tests": [t.as_dict() if isinstance(t, IoTest) else t for t in self.hidden_tests],
         }
+        # Only where they say something: a function task set keeps the digest it had.
+        if self.kind != "function":
+            fields_["kind"] = self.kind
+            fields_["compare"] = self.compare
+        if self.preamble:
+            fields_["preamble"] = self.preamble
+        if self.examples_as_internal:
+            fields_["examples_as_internal"] = True
+        if self.public_tests:
+            fields_["public_tests"] = [t.as_dict() if isinstance(t, IoTest) else t for t in self.public_tests]
+        return fields_
 
 
 @dataclass(frozen=True)
@@ -72,7 +125,15 @@ class TaskError(ValueError):
 
 def require_hidden_tests(task: Task, where: str) -> Task:
     """A task without hidden tests would pass whatever the answer: no loader lets one in."""
-    if not task.hidden_tests or not all(t.strip() for t in task.hidden_tests):
+    if task.kind == "io":
+        ok = bool(task.hidden_tests) and all(isinstance(t, IoTest) for t in task.hidden_tests)
+        if not ok:
+            raise TaskError(
+                f"{where}: task {task.task_id!r} (an io task) has no hidden tests as (input, output) pairs; "
+                "fix the data or leave the task out"
+            )
+        return task
+    if not task.hidden_tests or not all(isinstance(t, str) and t.strip() for t in task.hidden_tests):
         raise TaskError(
             f"{where}: task {task.task_id!r} has no hidden tests (an empty test would pass any answer); "
             "fix the data or leave the task out"

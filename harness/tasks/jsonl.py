@@ -15,10 +15,11 @@ from typing import Any
 
 from harness.parsing import parse
 from harness.tasks.adapters import with_check_call
-from harness.tasks.base import Task, TaskError, TaskSet
+from harness.tasks.base import COMPARE_RULES, KINDS, IoTest, Task, TaskError, TaskSet
 
 REQUIRED_FIELDS = ("task_id", "prompt", "entry_point", "tests")
-OPTIONAL_FIELDS = ("canonical_solution", "tags", "timeout_s", "meta")
+OPTIONAL_FIELDS = ("canonical_solution", "tags", "timeout_s", "meta", "kind", "compare", "public_tests")
+IO_REQUIRED_FIELDS = ("task_id", "prompt", "tests")  # an io task has no entry point
 SCHEMA_DOC = "tasks/README.md"
 BUILTIN_FILE = Path(__file__).resolve().parents[2] / "tasks" / "builtin.jsonl"
 _MAX_LISTED = 20  # problems quoted in one error; the count says how many more
@@ -78,14 +79,21 @@ class _LineChecker:
             self.fail(None, f"expected a JSON object (one task per line), got {type(record).__name__}")
             return None
         before = len(self.problems)
-        for field in REQUIRED_FIELDS:
+        kind = record.get("kind", "function")
+        if kind not in KINDS:
+            self.fail("kind", f"expected one of {', '.join(KINDS)}, got {json.dumps(kind)[:60]}")
+            return None
+        required = IO_REQUIRED_FIELDS if kind == "io" else REQUIRED_FIELDS
+        for field in required:
             if field not in record:
-                self.fail(field, "missing (required: " + ", ".join(REQUIRED_FIELDS) + ")")
+                self.fail(field, "missing (required: " + ", ".join(required) + ")")
         for field in record:
             if field not in REQUIRED_FIELDS + OPTIONAL_FIELDS:
                 self.fail(field, "unknown field (allowed: " + ", ".join(REQUIRED_FIELDS + OPTIONAL_FIELDS) + ")")
         if len(self.problems) > before:
             return None
+        if kind == "io":
+            return self.io_task(record, before)
         task_id = self.text(record, "task_id")
         prompt = self.text(record, "prompt")
         entry_point = self.text(record, "entry_point")
@@ -111,6 +119,52 @@ class _LineChecker:
             timeout_s=timeout_s,
             meta={"source": str(self.path), "line": self.line, **meta},
         )
+
+    def io_task(self, record: dict[str, Any], before: int) -> Task | None:
+        task_id = self.text(record, "task_id")
+        prompt = self.text(record, "prompt")
+        if record.get("entry_point") not in (None, ""):
+            self.fail("entry_point", "an io task is a whole program: leave entry_point out")
+        compare = record.get("compare", "lcb")
+        if compare not in COMPARE_RULES:
+            self.fail("compare", f"expected one of {', '.join(COMPARE_RULES)}, got {json.dumps(compare)[:60]}")
+        tests = self.io_tests(record["tests"], "tests", required=True)
+        public = self.io_tests(record.get("public_tests", []), "public_tests", required=False)
+        solution = record.get("canonical_solution")
+        if solution is not None:
+            if not isinstance(solution, str) or not solution.strip():
+                self.fail("canonical_solution", "expected a non-empty string (a complete program)")
+            elif (why := _parses(solution)) is not None:
+                self.fail("canonical_solution", why)
+        tags = self.tags(record.get("tags", []))
+        timeout_s = self.timeout(record.get("timeout_s"))
+        meta = record.get("meta", {})
+        if not isinstance(meta, dict):
+            self.fail("meta", "expected a JSON object")
+        if len(self.problems) > before or task_id is None or prompt is None:
+            return None
+        return Task(
+            task_id=task_id, prompt=prompt, entry_point="", hidden_tests=tests,
+            canonical_solution=solution, tags=tags, timeout_s=timeout_s,
+            meta={"source": str(self.path), "line": self.line, **meta},
+            kind="io", compare=compare, public_tests=public,
+        )
+
+    def io_tests(self, value: Any, field: str, *, required: bool) -> tuple[IoTest, ...]:
+        if not isinstance(value, list) or (required and not value):
+            self.fail(field, 'expected a non-empty list of {"input": "...", "output": "..."}' if required
+                      else 'expected a list of {"input": "...", "output": "..."}')
+            return ()
+        out: list[IoTest] = []
+        for i, item in enumerate(value):
+            if (not isinstance(item, dict) or set(item) != {"input", "output"}
+                    or not all(isinstance(v, str) for v in item.values())):
+                self.fail(f"{field}[{i}]", 'expected {"input": "<stdin>", "output": "<expected stdout>"} (two strings)')
+            elif not item["output"].strip():
+                self.fail(f"{field}[{i}]", "empty expected output: a program printing nothing would pass")
+            else:
+                out.append(IoTest(item["input"], item["output"]))
+        return tuple(out)
 
     def tests(self, value: Any, entry_point: str | None) -> tuple[str, ...]:
         if isinstance(value, str):

@@ -14,6 +14,9 @@ _SOURCES: dict[str, str] = {
     "mbpp": "harness.tasks.hf:MbppSource",
     "hf": "harness.tasks.hf:HfSource",
     "jsonl": "harness.tasks.jsonl:JsonlSource",
+    "livecodebench": "harness.tasks.livecodebench:LiveCodeBenchSource",
+    "codecontests": "harness.tasks.codecontests:CodeContestsSource",
+    "apps": "harness.tasks.apps:AppsSource",
 }
 KNOWN_FORMS = (
     "builtin[:<tag>]",
@@ -21,6 +24,9 @@ KNOWN_FORMS = (
     "mbpp[:sanitized|:full][:with-example]",
     "hf:<dataset>[:<config>][:<split>]",
     "jsonl:<path>",
+    "livecodebench[:<folder>][:release_vN][:after=YYYY-MM-DD][:before=YYYY-MM-DD][:difficulty=..][:platform=..][:with-example]",
+    "codecontests[:<folder>][:test|valid|train][:difficulty=..][:platform=..][:with-example]",
+    "apps[:<folder>][:test|train][:difficulty=..]",
     "<path to a .jsonl file or a folder of them>",
 )
 # The default task set of a run: the project's own problems, no network needed. The

@@ -10,13 +10,16 @@ import resource
 import signal
 import sys
 
-# Signals the worker and the zygotes ignore (SIGKILL and SIGSTOP cannot be ignored:
-# PID 1 of a container never receives them from inside; see README).
-IGNORED_SIGNALS = [
-    s for s in signal.Signals
-    if s not in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD, signal.SIGSEGV,
-                 signal.SIGBUS, signal.SIGFPE, signal.SIGILL)
-]
+# Signals the worker's own processes (W, the zygote, the blank children and T) ignore:
+# every signal the kernel can deliver that can be caught or ignored, the real-time
+# ones (SIGRTMIN..SIGRTMAX) included, not only those with names. Not SIGKILL and
+# SIGSTOP (they cannot be; PID 1 of a container never receives them from inside, see
+# README), nor SIGCHLD (W and the zygote wait for their children; its default is to
+# ignore it anyway). A fault the process itself raises (SIGSEGV, SIGBUS, SIGFPE,
+# SIGILL) still kills it: the kernel resets an ignored synchronous fault to its default.
+IGNORED_SIGNALS = sorted(
+    set(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD}
+)
 
 
 def enter_child(fds: dict[int, int], job: dict, cwd: str, stdio: tuple, home: str, role: str) -> None:

@@ -12,10 +12,11 @@ import os
 import sys
 import types
 
+from .assertions import OBSERVER, compile_test, failed_assert_detail, observer
 from .child import flush_stdio
 from .link import Link, Opaque, ProgramBroke, Remote
 from .plain import from_tree
-from .protocol import CHANNEL_FD, DETAIL_MAX, NAMES_MAX, PRELUDE_FILE, REPORT_FD, TEST_FILE, WireError, send_frame, write_all
+from .protocol import CHANNEL_FD, NAMES_MAX, PRELUDE_FILE, REPORT_FD, TEST_FILE, WireError, send_frame, write_all
 from .text import exception_line, one_line, short_repr
 
 # Modules a test may get by the program's import (`import numpy as np` in the program,
@@ -114,54 +115,6 @@ def _bind_program_names(namespace: dict, link: Link, names: object, entry_point:
             namespace[name] = Opaque(link, name, str(info)[:80] if isinstance(info, str) else "not plain data")
 
 
-def _assertion_detail(exc: AssertionError, test_source: str) -> str:
-    """The failing assert's source, with the observed left side when it is a comparison.
-
-    Only failures pay for this: the left side is evaluated again, in the frame of the
-    failing assert, after the fact (the test code runs as written). Values from the
-    program are plain data here, so their repr is the test process's own.
-    """
-    tb = exc.__traceback__
-    last = None
-    while tb is not None:
-        last = tb
-        tb = tb.tb_next
-    if last is None or last.tb_frame.f_code.co_filename != TEST_FILE:
-        return one_line(exception_line(exc))  # raised by the program, not by a test
-    frame = last.tb_frame
-    line, col = last.tb_lineno, 0
-    try:  # the raising instruction's position tells apart two asserts on one line
-        position = list(frame.f_code.co_positions())[last.tb_lasti // 2]
-        if position[0] is not None and position[2] is not None:
-            line, col = position[0], position[2]
-    except (AttributeError, IndexError):
-        pass
-    try:
-        tree = ast.parse(test_source, TEST_FILE)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return one_line(exception_line(exc))
-    asserts = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Assert)
-        and (node.lineno, node.col_offset) <= (line, col)
-        and (line, col) <= (node.end_lineno or node.lineno, node.end_col_offset or 0)
-    ]
-    if not asserts:
-        return one_line(exception_line(exc))
-    node = max(asserts, key=lambda n: (n.lineno, n.col_offset))
-    source = one_line(ast.get_source_segment(test_source, node) or "assert ...", DETAIL_MAX // 2)
-    if isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
-        try:
-            left = ast.Expression(node.test.left)
-            value = eval(compile(left, TEST_FILE, "eval"), frame.f_globals, frame.f_locals)
-        except BaseException as error:  # evaluating it again failed: say so, briefly
-            return one_line(f"{source}  # left side raised {type(error).__name__} when evaluated again")
-        return one_line(f"{source}  # got {short_repr(value)}")
-    message = str(exc)
-    return one_line(f"{source}  # {message}" if message else source)
-
-
 def _global_names(code: types.CodeType) -> set[str]:
     """Every name the test's code may look up (a superset: attribute names too)."""
     names: set[str] = set()
@@ -180,7 +133,7 @@ def _judge(payload: dict, link: Link) -> tuple[str, str]:
     for name, text in ((PRELUDE_FILE, prelude), (TEST_FILE, test)):
         linecache.cache[name] = (len(text), None, text.splitlines(True), name)
     try:
-        code = compile(test, TEST_FILE, "exec")
+        code, observed = compile_test(test)
     except SyntaxError as exc:
         return "error", one_line(f"invalid test: {exception_line(exc)}")
     if prelude:
@@ -205,13 +158,14 @@ def _judge(payload: dict, link: Link) -> tuple[str, str]:
     if first.get("op") != "ready":
         return "error", "the program sent an unexpected first message"
     _bind_program_names(namespace, link, first.get("names"), entry_point, own, wanted, test)
+    namespace[OBSERVER] = observer(observed)
     try:
         exec(code, namespace)
     except ProgramBroke:
         pass
     except AssertionError as exc:
         if link.broken is None:
-            return "failed", _assertion_detail(exc, test)
+            return "failed", failed_assert_detail(exc, test, observed)
     except SystemExit as exc:
         if link.broken is None:
             return "error", f"the test called sys.exit({short_repr(exc.code)}) before it finished"

@@ -645,6 +645,36 @@ def test_signals_from_the_code_do_not_stop_the_worker(backend, make_sandbox):
     assert sandbox.replacements == 0
 
 
+def test_every_signal_the_kernel_delivers_leaves_the_worker_s_processes_alone(backend, make_sandbox):
+    """Every signal that can be caught or ignored (the real-time ones SIGRTMIN..SIGRTMAX
+    included, and the faults SIGSEGV, SIGBUS, SIGFPE, SIGILL sent with kill), sent to
+    every process of the worker's that a program can find (the worker, the zygote, the
+    test's process and the blank children kept ready): the job's verdict is what it
+    would be, no error is recorded, and the worker is not replaced."""
+    sandbox = make_sandbox(workers=1)
+    program = WORKER_PROCESSES + (
+        "import signal\n"
+        "def shout():\n"
+        "    sent = set()\n"
+        "    numbers = sorted(set(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP})\n"
+        "    assert signal.SIGRTMIN in numbers and signal.SIGRTMAX in numbers\n"
+        "    targets = {worker, zygote, *blank_children()} - {os.getpid()}\n"
+        "    for number in numbers:\n"
+        "        for pid in targets:\n"
+        "            try:\n                os.kill(pid, number)\n                sent.add(number)\n"
+        "            except OSError:\n                pass\n"
+        "    return len(targets) >= 3 and len(sent) == len(numbers)\n"
+        "def add(a, b):\n    return a + b\n"
+    )
+    for _ in range(2):  # the second job runs in the same worker, after the first one's signals
+        outcomes = sandbox.run(RunRequest(program, ["assert shout() is True\nassert add(2, 3) == 5",
+                                                    "assert shout() is True\nassert add(2, 3) == 6"]))
+        assert [(o.status, o.detail) for o in outcomes] == [
+            ("passed", ""), ("failed", "assert add(2, 3) == 6  # got 5")], outcomes
+    assert_honest_code_still_passes(sandbox)
+    assert sandbox.replacements == 0
+
+
 def test_killing_the_zygote_replaces_the_worker(make_sandbox):
     """The worker's own failure retires it: later jobs never get its errors."""
     sandbox = make_sandbox(workers=1)

@@ -1,0 +1,117 @@
+"""`apps[:<folder or .jsonl file>][:<split>][:difficulty=..][:with-example]`
+
+APPS (Hendrycks et al.) as the JSONL its Hugging Face repository (`codeparrot/apps`)
+holds: `test.jsonl` / `train.jsonl`, one problem a line with `question`, `solutions`
+(a JSON list of programs), `input_output` (JSON: `inputs`, `outputs`, and `fn_name` for
+call-based problems), `difficulty` (introductory / interview / competition),
+`starter_code`. Standard-input problems are io tasks compared by APPS's rule;
+call-based ones are function tasks (`fn_name` called with each input's arguments).
+APPS's test cases are all hidden tests: its statements show the examples already.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from harness.tasks.base import Task, TaskError, TaskSet
+from harness.tasks.contest import SourceOptions, bad_row, call_asserts, contest_task_set, io_tests
+
+DATASET_DIR = "datasets--codeparrot--apps"
+SPLITS = ("test", "train")
+OPTIONS = ("difficulty",)
+FORM = "the question (and starter code) as published"
+
+
+def _file(folder: str, split: str) -> Path:
+    if folder:
+        path = Path(folder).expanduser()
+    else:
+        hub = Path(os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")) / "hub")
+        path = hub / DATASET_DIR
+    if (path / "snapshots").is_dir():
+        snapshots = sorted((p for p in (path / "snapshots").iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+        path = snapshots[-1] if snapshots else path
+    if path.is_dir():
+        path = path / f"{split}.jsonl"
+    if not path.is_file():
+        raise TaskError(f"apps: {path}: no such file; pass APPS's folder (holding {split}.jsonl) or the file")
+    return path
+
+
+def _json_field(row: dict[str, Any], name: str) -> Any:
+    value = row.get(name)
+    if not value:
+        return None
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"field {name!r}: not JSON ({exc.msg})") from None
+
+
+def apps_task(row: dict[str, Any], file: Path, number: int) -> Task:
+    try:
+        question = row["question"]
+        if not isinstance(question, str) or not question.strip():
+            raise ValueError("field 'question': empty")
+        tests = _json_field(row, "input_output")
+        if not isinstance(tests, dict) or not tests.get("inputs"):
+            raise ValueError("no hidden tests (input_output has no inputs)")
+        inputs, outputs = tests["inputs"], tests.get("outputs") or []
+        if len(inputs) != len(outputs):
+            raise ValueError(f"input_output: {len(inputs)} inputs but {len(outputs)} outputs")
+        solutions = _json_field(row, "solutions") or []
+        starter = str(row.get("starter_code") or "").rstrip()
+        prompt = question.strip() + "\n" + (f"\nStarter code:\n```python\n{starter}\n```\n" if starter else "")
+        common = dict(
+            task_id=f"apps/{row.get('problem_id', row.get('id', number))}",
+            prompt=prompt,
+            canonical_solution=solutions[0] if solutions and isinstance(solutions[0], str) else None,
+            meta={"source": "apps", "difficulty": row.get("difficulty"), "url": row.get("url"),
+                  "solutions": len(solutions)},
+        )
+        fn_name = tests.get("fn_name")
+        if fn_name:
+            if not isinstance(fn_name, str) or not fn_name.isidentifier():
+                raise ValueError(f"input_output: fn_name {fn_name!r} is not a Python name")
+            if not all(isinstance(args, list) for args in inputs):
+                raise ValueError("input_output: a call-based input must be a list of arguments")
+            # LeetCode-style APPS problems put the function in `class Solution`.
+            call = f"Solution().{fn_name}" if "class Solution" in starter else fn_name
+            hidden = call_asserts(call, zip(inputs, outputs), first_item_too=True)
+            entry = "Solution" if call.startswith("Solution()") else fn_name
+            return Task(entry_point=entry, hidden_tests=hidden, **common)
+        return Task(entry_point="", hidden_tests=io_tests(zip(inputs, outputs), "input_output"),
+                    kind="io", compare="apps", **common)
+    except (KeyError, ValueError, TypeError) as exc:
+        reason = f"field {exc.args[0]!r} missing" if isinstance(exc, KeyError) else str(exc)
+        raise bad_row(file, number, reason) from None
+
+
+class AppsSource:
+    def load(self, arg: str) -> TaskSet:
+        options = SourceOptions.parse("apps", arg, allowed=OPTIONS, is_word=lambda w: w in SPLITS)
+        split = options.words[0] if options.words else "test"
+        if split not in SPLITS or len(options.words) > 1:
+            raise TaskError(f"apps:{arg}: expected one split of {', '.join(SPLITS)}, got {', '.join(options.words)}")
+        if options.with_example:
+            raise TaskError(f"apps:{arg}: APPS marks no test as the statement's example; with-example is not available")
+        file = _file(options.folder, split)
+        tasks: list[Task] = []
+        with file.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise bad_row(file, number, f"not valid JSON ({exc.msg})") from None
+                if not options.keeps(day=None, difficulty=row.get("difficulty")):
+                    continue
+                tasks.append(apps_task(row, file, number))
+        if not tasks:
+            raise TaskError(f"apps:{arg}: no problem passes the filters")
+        return contest_task_set(f"apps:{arg}", f"apps:{split}", tasks, options, FORM)

@@ -1,0 +1,196 @@
+"""What the competitive-programming sources share: spec options, filters, and the
+conversion of their test cases into tasks (io tests as data; call-based tests as
+asserts on the function path).
+
+Spec options follow the source's folder, separated by colons:
+`<source>:<folder>[:<word>|:<name>=<value>]...`, for example
+`livecodebench:~/lcb:release_v5:after=2024-08-01:platform=atcoder,codeforces`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.tasks.base import IoTest, Task, TaskError, TaskSet
+
+WITH_EXAMPLE = "with-example"
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def parse_date(value: str, where: str) -> date:
+    match = _DATE.match(value.strip())
+    if not match:
+        raise TaskError(f"{where}: expected a date as YYYY-MM-DD, got {value!r}")
+    try:
+        return date.fromisoformat(match.group(0))
+    except ValueError as exc:
+        raise TaskError(f"{where}: {value!r} is not a date ({exc})") from None
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """A source's spec after its prefix: the folder, plain words, name=value options."""
+
+    folder: str
+    words: tuple[str, ...] = ()
+    after: date | None = None  # keep problems dated strictly after this day
+    before: date | None = None  # keep problems dated strictly before this day
+    difficulty: frozenset[str] = frozenset()
+    platform: frozenset[str] = frozenset()
+    with_example: bool = False
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, source: str, arg: str, *, allowed: Iterable[str], is_word=lambda part: False) -> "SourceOptions":
+        allowed = set(allowed)
+        parts = arg.split(":") if arg else []
+        # The folder is the first part, unless it is an option or one of the source's
+        # words (a release, a split) that names no existing path.
+        first = parts[0] if parts else ""
+        is_option = "=" in first or first == WITH_EXAMPLE or (is_word(first) and not Path(first).expanduser().exists())
+        folder = "" if not parts or is_option else parts.pop(0)
+        values: dict[str, Any] = {"words": [], "extra": {}}
+        for part in parts:
+            if not part:
+                continue
+            if part == WITH_EXAMPLE:
+                values["with_example"] = True
+                continue
+            if "=" not in part:
+                values["words"].append(part)
+                continue
+            name, _, value = part.partition("=")
+            where = f"{source}:{arg}: option {name!r}"
+            if name not in allowed:
+                raise TaskError(f"{where}: unknown; {source} takes: {', '.join(sorted(allowed)) or 'none'}")
+            if name in ("after", "before"):
+                values[name] = parse_date(value, where)
+            elif name in ("difficulty", "platform"):
+                values[name] = frozenset(v.strip().lower() for v in value.split(",") if v.strip())
+            else:
+                values["extra"][name] = value
+        values["words"] = tuple(values["words"])
+        return cls(folder=folder, **values)
+
+    def keeps(self, *, day: date | None, difficulty: str | None = None, platform: str | None = None) -> bool:
+        if (self.after or self.before) and day is None:
+            return False  # an undated problem cannot be shown to be after a cutoff
+        if self.after and not day > self.after:
+            return False
+        if self.before and not day < self.before:
+            return False
+        if self.difficulty and (difficulty or "").lower() not in self.difficulty:
+            return False
+        if self.platform and (platform or "").lower() not in self.platform:
+            return False
+        return True
+
+    def describe(self) -> str:
+        """The filters as a phrase for the task set's prompt_form."""
+        bits = []
+        if self.after:
+            bits.append(f"dated after {self.after}")
+        if self.before:
+            bits.append(f"dated before {self.before}")
+        if self.difficulty:
+            bits.append("difficulty " + "/".join(sorted(self.difficulty)))
+        if self.platform:
+            bits.append("platform " + "/".join(sorted(self.platform)))
+        return ", ".join(bits)
+
+
+class BadRow(TaskError):
+    """One row the harness cannot grade; the message names file, row and reason."""
+
+
+def bad_row(file: Any, row: int, reason: str) -> BadRow:
+    return BadRow(f"{file}: row {row}: {reason}; fix the data or leave the problem out (e.g. with a filter)")
+
+
+def io_tests(pairs: Iterable[tuple[Any, Any]], what: str) -> tuple[IoTest, ...]:
+    """(input, output) pairs -> IoTests; a list of lines is joined with newlines (APPS)."""
+    out = []
+    for i, (given, expected) in enumerate(pairs):
+        given, expected = _joined(given), _joined(expected)
+        if not isinstance(given, str) or not isinstance(expected, str):
+            raise ValueError(f"{what}[{i}]: input and output must be strings, got "
+                             f"{type(given).__name__} and {type(expected).__name__}")
+        if not expected.strip():
+            raise ValueError(f"{what}[{i}]: empty expected output (a program printing nothing would pass)")
+        out.append(IoTest(given, expected))
+    return tuple(out)
+
+
+def _joined(value: Any) -> Any:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "\n".join(value)
+    return value
+
+
+def _literal(value: Any) -> str:
+    """A JSON value as Python source that evaluates to it."""
+    text = repr(value)
+    if "nan" in text or "inf" in text:
+        raise ValueError(f"a value Python cannot write as a literal: {text[:60]}")
+    return text
+
+
+def call_asserts(call: str, cases: Iterable[tuple[list[Any], Any]], *, first_item_too: bool = False) -> tuple[str, ...]:
+    """Hidden tests for call-based cases: `call` (e.g. "Solution().maxSum") applied to each
+    case's arguments, its result compared as LiveCodeBench and APPS do: a tuple counts as
+    the list it holds. APPS also accepts the expected list's first item (`first_item_too`)."""
+    tests = []
+    for args, expected in cases:
+        arguments = ", ".join(_literal(a) for a in args)
+        want = _literal(expected)
+        lines = [
+            f"result = {call}({arguments})",
+            "result = list(result) if type(result) is tuple else result",
+        ]
+        if first_item_too and isinstance(expected, list) and expected:
+            lines.append(f"assert result == {want} or result == {_literal(expected[0])}")
+        else:
+            lines.append(f"assert result == {want}")
+        tests.append("\n".join(lines))
+    return tuple(tests)
+
+
+def json_lines(text: str, what: str) -> list[Any]:
+    """LiveCodeBench's functional input: one JSON value per line, one per argument."""
+    try:
+        return [json.loads(line) for line in text.split("\n") if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what}: not JSON lines ({exc.msg})") from None
+
+
+# The imports LiveCodeBench's grader puts before every program (testing_util's
+# import_string), so a program that uses `List` or `deque` unimported runs as there.
+_STAR_MODULES = (
+    "string re datetime collections heapq bisect copy math random statistics itertools "
+    "functools operator io sys json builtins typing"
+).split()
+LCB_PREAMBLE = (
+    "".join(f"from {m} import *\n" for m in _STAR_MODULES)
+    + "".join(f"import {m}\n" for m in _STAR_MODULES if m not in ("builtins", "typing"))
+    + "sys.setrecursionlimit(50000)\n"
+)
+
+
+def contest_task_set(spec: str, name: str, tasks: list[Task], options: SourceOptions, form: str) -> TaskSet:
+    filters = options.describe()
+    if options.with_example:
+        form += "; the public examples are the internal tests"
+        name += ":with-example"
+    if filters:
+        form += f"; {filters}"
+    if options.with_example:
+        missing = [t.task_id for t in tasks if not t.public_tests]
+        if missing:
+            raise TaskError(f"{spec}: with-example needs public examples; none in {', '.join(missing[:5])}")
+        tasks = [dataclasses.replace(t, examples_as_internal=True) for t in tasks]
+    return TaskSet(spec=spec, name=name, tasks=tuple(tasks), prompt_form=form)
