@@ -167,6 +167,8 @@ def _compared(name: str, value: Any, *, served: bool = False) -> Any:
     if not isinstance(value, dict):
         return value
     skip = _NOT_COMPARED.get(name, set()) - ({"served_model"} if served else set())
+    if name == "model_identity" and str(value.get("engine") or "").endswith("-sdk"):
+        skip = skip | {"engine_version"}  # an API's client library decides no answer
     return {k: v for k, v in value.items() if k not in skip and v is not None}
 
 

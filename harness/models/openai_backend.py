@@ -59,16 +59,8 @@ class OpenAIModel:
         self._temperature_lock = threading.Lock()
 
     def describe(self) -> dict[str, Any]:
-        """What run.json records of the model: the base URL the client uses and, once the
-        server has replied, the model name as it reports it; the engine is the client SDK
-        (the server's own engine is not known)."""
-        found: dict[str, Any] = {
-            "spec": self.spec, "identity": self.identity, "engine": "openai-sdk", "engine_version": openai.__version__,
-            "base_url": str(self._client.base_url).rstrip("/"),
-        }
-        if self._served_model is not None:
-            found["served_model"] = self._served_model
-        return found
+        """What run.json records of the model (see _api.describe)."""
+        return _api.describe(openai, self.spec, self.identity, self._client.base_url, self._served_model)
 
     @property
     def identity(self) -> str:
