@@ -223,21 +223,23 @@ def test_each_node_loads_its_own_embedded_model(tmp_path: Path, cluster, caplog:
 
 
 def test_without_an_address_the_run_starts_its_own_instance_and_never_joins_another(
-    tmp_path: Path, cluster, reference: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    tmp_path: Path, cluster, reference: dict
 ) -> None:
     """A second cluster runs on this machine and RAY_ADDRESS points at it (what Ray itself
-    would follow): without --ray-address the run starts a private instance, says so, runs
-    there, and ends it."""
+    would follow): without --ray-address the run (a process of its own, as a user's) starts
+    a private instance, says so, runs there, and ends it."""
     import re
     import socket
 
-    monkeypatch.setenv("RAY_ADDRESS", cluster.address)
     with StubServer(default=Reply(Agent())) as stub:
-        assert main(run_args(stub, tmp_path, "--executor", "ray", "--workers", "2")) == 0
-    err = capsys.readouterr().err
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", *run_args(stub, tmp_path, "--executor", "ray", "--workers", "2")],
+            cwd=tmp_path, env={**_env(), "RAY_ADDRESS": cluster.address}, capture_output=True, text=True, timeout=600,
+        )
+    assert done.returncode == 0, done.stderr
     found = re.search(r"ray: started a private Ray instance for this run at (\S+) \(1 node\(s\), [\d.]+ CPUs\); "
-                      r"it ends with the run", err)
-    assert found, err
+                      r"it ends with the run", done.stderr)
+    assert found, done.stderr
     address = found.group(1)
     assert address != cluster.address
     assert_same_as_local(only_run(tmp_path / "results"), tmp_path / "memory", reference)
