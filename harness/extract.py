@@ -277,3 +277,69 @@ def assemble_program(prompt: str, code: str) -> str:
         return prompt.rstrip("\n") + "\n\n\n" + code
     imports = prompt_imports(prompt)
     return f"{imports}\n\n{code}" if imports else code
+
+
+# --- io tasks: a whole program, and tests as input/output pairs ---------------------
+
+
+def extract_program(text: str) -> str:
+    """The whole program in an answer to an io task: the longest Python (or untagged)
+    block that parses, kept as written: its top-level code and `if __name__ ==
+    "__main__":` block are the program."""
+    if not text.strip():
+        raise UnparseableOutput("the answer was empty")
+    syntax_error = ""
+    parsed: list[str] = []
+    for source in code_blocks(text):
+        if try_parse(source) is None:
+            syntax_error = syntax_error or (syntax_problem(source) or "")
+            continue
+        if source.strip():
+            parsed.append(source)
+    if not parsed:
+        if syntax_error:
+            raise UnparseableOutput(f"the code does not parse: {syntax_error}")
+        raise UnparseableOutput("no code block holds a program")
+    return max(parsed, key=len).strip("\n") + "\n"
+
+
+_IO_FENCE = re.compile(r"```[ \t]*(input|output|stdin|stdout)[ \t]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE | re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ExtractedIoTests:
+    kept: list[tuple[str, str]]  # (input, expected output)
+    unpaired: int  # an input block without an output block after it, or the reverse
+    empty_output: int  # an expected output with nothing in it (any program printing nothing would pass)
+    over_limit: int
+
+
+def extract_io_tests(text: str, max_tests: int) -> ExtractedIoTests:
+    """Pairs of ```input / ```output blocks, in order, deduplicated, at most `max_tests`."""
+    kept: list[tuple[str, str]] = []
+    unpaired = empty = over = 0
+    pending: str | None = None
+    for tag, body in _IO_FENCE.findall(text):
+        is_input = tag.lower() in ("input", "stdin")
+        if is_input:
+            if pending is not None:
+                unpaired += 1
+            pending = body
+            continue
+        if pending is None:
+            unpaired += 1
+            continue
+        given, expected, pending = pending, body, None
+        if not expected.strip():
+            empty += 1
+            continue
+        pair = (given if given.endswith("\n") or not given else given + "\n", expected)
+        if pair in kept:
+            continue
+        if len(kept) >= max_tests:
+            over += 1
+            continue
+        kept.append(pair)
+    if pending is not None:
+        unpaired += 1
+    return ExtractedIoTests(kept, unpaired, empty, over)

@@ -1,6 +1,8 @@
 """The trial loop for one attempt of one task under one strategy: pure orchestration.
 
 reflexion: tests once -> [Self-Reflection on the last trial -> Actor -> Evaluator -> stop?] x trials
+reflexion+recall: reflexion, with up to K lessons from other tasks recalled before each
+           Actor call from the run's frozen pool (harness/recall.py), in their own section
 feedback:  the same without Self-Reflection (the Actor sees feedback, no lessons)
 resample:  tests once -> [a fresh Actor sample -> Evaluator -> stop?] x trials: no
            feedback, no lessons (the compute-matched rival of repair)
@@ -33,13 +35,15 @@ from harness.models.base import ChatModel, ModelError
 from harness.prompting import Prompts
 from harness.reflection import reflect
 from harness.rundata import TrialRecord
-from harness.tasks.base import Task
+from harness.tasks.base import IoTest, Task, Test
 from harness.testgen import write_tests
 
 if TYPE_CHECKING:
     from harness.config import RunConfig
+    from harness.recall import Recall
 
-ITERATING = ("reflexion", "feedback", "resample")
+ITERATING = ("reflexion", "reflexion+recall", "feedback", "resample")
+REFLECTING = ("reflexion", "reflexion+recall")  # strategies that write and show lessons
 T = TypeVar("T")
 
 
@@ -60,6 +64,7 @@ class LoopSettings:
     seed: int
     oracle_feedback: bool
     model: str = ""  # the model spec, written into each lesson
+    tasks: str = ""  # the task-set spec, written into each lesson (recall resolves its task by it)
 
     @classmethod
     def from_config(cls, config: "RunConfig") -> "LoopSettings":
@@ -88,6 +93,7 @@ class LoopContext:
     memory: MemoryStore
     settings: LoopSettings
     stop: threading.Event = field(default_factory=threading.Event)
+    recall: "Recall | None" = None  # the run's frozen pool of lessons from other tasks (reflexion+recall)
 
 
 class Stopped(Exception):
@@ -156,7 +162,7 @@ def _iterate(
 ) -> Iterator[TrialRecord]:
     s = ctx.settings
     previous = Previous(done[-1].code or done[-1].raw_output, done[-1].feedback) if done else None
-    internal_tests: list[str] = list(done[0].internal_tests) if done else []
+    internal_tests: list[Test] = _recorded_tests(task, done[0]) if done else []
 
     for trial in range((done[-1].trial + 1) if done else 1, s.trials + 1):
         if ctx.stop.is_set():
@@ -168,6 +174,9 @@ def _iterate(
             if s.oracle_feedback:
                 internal_tests = list(task.hidden_tests)
                 testgen_record = {"oracle_feedback": True, "kept": len(internal_tests)}
+            elif task.examples_as_internal:  # the `:with-example` variant: no test writer
+                internal_tests = list(task.public_tests)
+                testgen_record = {"from_public_examples": True, "kept": len(internal_tests)}
             else:
                 written = _model_call("test_writer", trial, meter, lambda: write_tests(
                     ctx.model, ctx.prompts, meter, task,
@@ -178,7 +187,12 @@ def _iterate(
 
         lesson: str | None = None
         shown: list[str] = []
-        if strategy == "reflexion":
+        recalled = []
+        if strategy == "reflexion+recall":
+            if ctx.recall is None:
+                raise ValueError("strategy 'reflexion+recall' needs the run's frozen recall pool")
+            recalled = ctx.recall.for_trial(task, previous.feedback if previous is not None else None)
+        if strategy in REFLECTING:
             if previous is not None:
                 last = previous
                 lesson = _model_call("reflection", trial, meter, lambda: reflect(
@@ -195,7 +209,8 @@ def _iterate(
         context = None if strategy == "resample" else previous
         draft = _model_call("actor", trial, meter, lambda: write_code(
             ctx.model, ctx.prompts, meter, task,
-            previous=context, lessons=shown, max_tokens=s.max_tokens, settings=calls,
+            previous=context, lessons=shown, recalled=[r.lesson for r in recalled],
+            max_tokens=s.max_tokens, settings=calls,
         ))
 
         internal, feedback = _evaluate_internal(ctx, task, draft, internal_tests)
@@ -222,7 +237,9 @@ def _iterate(
             stop_reason=stop_reason,
             code=draft.code,
             raw_output=draft.raw_output,
-            internal_tests=internal_tests,
+            internal_tests=[_test_label(t) for t in internal_tests],
+            internal_io_tests=[t.as_dict() for t in internal_tests if isinstance(t, IoTest)],
+            task_kind=task.kind,
             internal_results=internal.records if internal else [],
             internal_passed=internal_passed,
             hidden_results=hidden.records if hidden else [],
@@ -230,6 +247,7 @@ def _iterate(
             feedback=feedback,
             lesson=lesson,
             memory_shown=list(shown),
+            recalled=[r.as_record() for r in recalled],
             testgen=testgen_record,
             error=draft.error,
             oracle_feedback=s.oracle_feedback,
@@ -241,26 +259,37 @@ def _iterate(
         )
         yield record  # the caller has stored it when we resume here
         if lesson:  # stored once its record is: a resumed run puts it back from the record
-            ctx.memory.add(lesson_of(record, s.model))
+            ctx.memory.add(lesson_of(record, s.model, s.tasks))
         if record.final:
             return
         previous = Previous(draft.code or draft.raw_output, feedback)
 
 
-def lesson_of(record: TrialRecord, model: str) -> Lesson:
+def lesson_of(record: TrialRecord, model: str, task_set: str = "") -> Lesson:
     """The memory entry for the lesson a (schema 2) record holds: about the trial before."""
     assert record.lesson
     return Lesson(
         record.run_id, record.task_id, record.strategy, record.attempt, record.trial - 1, record.lesson,
-        model=model, oracle_feedback=record.oracle_feedback,
+        model=model, oracle_feedback=record.oracle_feedback, task_set=task_set,
     )
 
 
-def _evaluate_internal(ctx: LoopContext, task: Task, draft: Draft, tests: list[str]) -> tuple[Evaluation | None, str]:
+def _test_label(test: Test) -> str:
+    return test.label() if isinstance(test, IoTest) else test
+
+
+def _recorded_tests(task: Task, record: TrialRecord) -> list[Test]:
+    """The attempt's internal tests as its first record keeps them (for a resume)."""
+    if task.kind == "io":
+        return [IoTest.from_dict(t) for t in record.internal_io_tests]
+    return list(record.internal_tests)
+
+
+def _evaluate_internal(ctx: LoopContext, task: Task, draft: Draft, tests: list[Test]) -> tuple[Evaluation | None, str]:
     if draft.error:
-        return None, ctx.evaluator.feedback(None, error=draft.error)
+        return None, ctx.evaluator.feedback(None, error=draft.error, kind=task.kind)
     evaluation = ctx.evaluator.run(draft.program, tests, task=task)
-    return evaluation, ctx.evaluator.feedback(evaluation)
+    return evaluation, ctx.evaluator.feedback(evaluation, kind=task.kind)
 
 
 def _grade_hidden(ctx: LoopContext, task: Task, draft: Draft) -> Evaluation | None:
@@ -287,6 +316,7 @@ def _baseline(ctx: LoopContext, task: Task, attempt: int) -> Iterator[TrialRecor
         trial=1,
         final=True,
         stop_reason="single_sample",
+        task_kind=task.kind,
         code=draft.code,
         raw_output=draft.raw_output,
         hidden_results=hidden.records if hidden else [],

@@ -28,6 +28,7 @@ class Lesson:
     time: str = ""
     model: str = ""  # the model spec of the run that wrote it ("" in older files)
     oracle_feedback: bool = False  # written from hidden-test feedback (the ablation)
+    task_set: str = ""  # the task-set spec of the run that wrote it: recall finds the task's prompt and tests by it
 
     @property
     def key(self) -> tuple[str, str, int, int]:

@@ -392,15 +392,17 @@ def spend_ratio(attempts: pd.DataFrame, a: str, b: str, column: str = "calls") -
 
 
 def default_pairs(strategies: Sequence[str]) -> list[tuple[str, str]]:
-    """Each strategy against the baseline (reflexion, feedback, resample first),
+    """reflexion+recall against reflexion (what recall adds), each strategy against
+    the baseline (reflexion, feedback, resample first),
     then reflexion against feedback (the lesson's own value) and against resample
     (repair against resampling at similar compute), as present."""
-    wanted = [("reflexion", BASELINE), ("feedback", BASELINE), ("resample", BASELINE),
+    wanted = [("reflexion+recall", "reflexion"),  # recall's own value: the same strategy without it
+              ("reflexion", BASELINE), ("reflexion+recall", BASELINE), ("feedback", BASELINE), ("resample", BASELINE),
               ("reflexion", "feedback"), ("reflexion", "resample")]
     have = set(strategies)
     pairs = [p for p in wanted if p[0] in have and p[1] in have]
     # Strategies this module does not know get paired with the baseline.
-    known = {"reflexion", "feedback", "resample", BASELINE}
+    known = {"reflexion", "feedback", "resample", BASELINE, "reflexion+recall"}
     pairs += [(s, BASELINE) for s in strategies if s not in known and BASELINE in have]
     return pairs
 

@@ -21,20 +21,48 @@ TEMPLATE_NAMES = (
     "testgen_system", "testgen",
     "reflection_system", "reflection",
     "feedback",
+    # io tasks (a whole program, stdin in, stdout out): the same roles, in their words
+    "actor_system_io", "actor_task_io", "actor_retry_io",
+    "testgen_system_io", "testgen_io",
+    "reflection_system_io", "reflection_io",
+    "feedback_io",
 )
+# The templates that exist per task kind: `<name>` for function tasks, `<name>_io` for io.
+KIND_SUFFIX = {"function": "", "io": "_io"}
+
+
+def for_kind(name: str, kind: str) -> str:
+    """The template a role uses for a task of this kind (actor_task -> actor_task_io)."""
+    return name + KIND_SUFFIX[kind]
 
 # The variables each template receives (documented in harness/prompts/README.md),
 # with sample values: `Prompts.check` renders every template with them at start-up.
 _STUB = 'def add(a: int, b: int) -> int:\n    """Return the sum of a and b."""\n'
+_IO_STUB = "Read n, then n integers on one line; print their sum.\n"
 VARIABLES: dict[str, dict[str, Any]] = {
     "actor_system": {},
-    "actor_task": {"prompt": _STUB, "entry_point": "add", "lessons": ["Return a + b, not a - b."]},
-    "actor_retry": {"feedback": "Tests failed:\nassert add(1, 2) == 3  # got -1", "lessons": ["Return a + b."], "entry_point": "add"},
+    "actor_task": {"prompt": _STUB, "entry_point": "add", "lessons": ["Return a + b, not a - b."],
+                   "recalled": ["Check the empty input first."]},
+    "actor_retry": {"feedback": "Tests failed:\nassert add(1, 2) == 3  # got -1", "lessons": ["Return a + b."],
+                    "recalled": ["Check the empty input first."], "entry_point": "add"},
     "testgen_system": {},
     "testgen": {"prompt": _STUB, "entry_point": "add", "max_tests": 6},
     "reflection_system": {},
     "reflection": {"prompt": _STUB, "code": "def add(a, b):\n    return a - b\n", "feedback": "Tests failed: ..."},
     "feedback": {"error": None, "passed": ["assert add(0, 0) == 0"], "failed": ["assert add(1, 2) == 3  # got -1"]},
+    "actor_system_io": {},
+    "actor_task_io": {"prompt": _IO_STUB, "entry_point": "", "lessons": ["Read all the numbers, not only the first line."],
+                      "recalled": ["Strip the trailing newline before splitting."]},
+    "actor_retry_io": {"feedback": "Test failed (wrong answer): ...", "lessons": ["Print the sum."],
+                       "recalled": ["Strip the trailing newline before splitting."], "entry_point": ""},
+    "testgen_system_io": {},
+    "testgen_io": {"prompt": _IO_STUB, "entry_point": "", "max_tests": 6},
+    "reflection_system_io": {},
+    "reflection_io": {"prompt": _IO_STUB, "code": "print(0)\n", "feedback": "Test failed: ..."},
+    "feedback_io": {"error": None, "passed": 1, "failed": [
+        {"input": "2\n1 2", "expected": "3", "printed": "0", "status": "failed", "detail": "wrong answer: line 1 differs", "error": ""},
+        {"input": "1\n5", "expected": "5", "printed": "", "status": "error", "detail": "", "error": "ValueError: ..."},
+    ]},
 }
 
 

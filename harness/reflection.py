@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from harness.calls import CallSettings, Meter, call
 from harness.models.base import ChatModel, Message
-from harness.prompting import Prompts
+from harness.prompting import Prompts, for_kind
 from harness.tasks.base import Task
 
 MAX_LESSON_CHARS = 800
@@ -31,8 +31,8 @@ def reflect(
     completion = call(
         model,
         meter,
-        [Message("user", prompts.render("reflection", prompt=task.prompt, code=code, feedback=feedback))],
-        system=prompts.render("reflection_system"),
+        [Message("user", prompts.render(for_kind("reflection", task.kind), prompt=task.prompt, code=code, feedback=feedback))],
+        system=prompts.render(for_kind("reflection_system", task.kind)),
         max_tokens=max_tokens,
         settings=settings,
     )

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
@@ -48,6 +48,9 @@ IDENTITY_FIELDS = {
 # Parts of an identity that do not decide what was measured (or are known only later).
 _NOT_COMPARED = {"model_identity": {"served_model", "slots"}, "tasks": {"spec", "name", "count", "task_ids", "prompt_form"},
                  "prompts": {"folder", "overridden"}}
+
+if TYPE_CHECKING:
+    from harness.recall import FrozenPool
 
 
 class RunInterrupted(Exception):
@@ -321,7 +324,7 @@ class Runner:
         log = TrialLog(self.run_dir / "trials.jsonl")
         existing = log.open_for_append()
         memory = MemoryStore(self.config.memory_dir, self.config.memory_namespace or self.run_id)
-        restore_lessons(memory, existing, self.config.model)  # a kill between a record and its lesson
+        restore_lessons(memory, existing, self.config.model, self.config.tasks)  # a kill between a record and its lesson
 
         by_attempt: dict[UnitKey, list[TrialRecord]] = {}
         for rec in existing:
@@ -369,11 +372,16 @@ class Runner:
 
                 timings = RayExecution(
                     self.config, self.run_id, memory.root, memory.namespace, by_attempt, store, unit_ended,
-                    identified=self.identified, say=say,
+                    identified=self.identified, say=say, recall_pool=self._recall_pool(),
                 ).run(pending)
             else:
                 assert self.workbench is not None, "a local run needs a model and a sandbox"
-                ctx = self.workbench.context(self.config, self.run_id, memory, self.stop)
+                recall = None
+                if self.header.get("recall"):  # the pool frozen at the run's start, never the live source
+                    from harness.recall import Recall
+
+                    recall = Recall.open(self.run_dir, self.config.recall_k)
+                ctx = self.workbench.context(self.config, self.run_id, memory, self.stop, recall)
                 run_local(ctx, pending, by_attempt, store, unit_ended, workers=self.config.workers,
                           stop=self.stop, executor_factory=self.executor_factory)
         except KeyboardInterrupt:
@@ -396,6 +404,14 @@ class Runner:
         timings = {**timings, "trials_s": round(trials_s, 3)}
         return RunResult(self.run_dir, self.header, records, timings, failed)
 
+    def _recall_pool(self) -> str | None:
+        """The frozen recall pool's file, as text (Ray nodes need not share this disk)."""
+        if not self.header.get("recall"):
+            return None
+        from harness.recall import POOL_FILE
+
+        return (self.run_dir / POOL_FILE).read_text(encoding="utf-8")
+
     def _unit_failed(self, failed: dict[str, int], unit: Unit, failure: UnitFailure) -> None:
         """errors.jsonl gets a line; a traceback goes to error.log; the run goes on."""
         task, strategy, attempt = unit
@@ -412,10 +428,20 @@ class Runner:
                     fh.write(f"--- {at} {task.task_id} {strategy} attempt {attempt} trial {failure.trial}\n{failure.trace}\n")
 
 
-def prepare_run_dir(config: RunConfig, tasks: TaskSet, sandbox_name: str) -> tuple[Path, dict[str, Any]]:
+def prepare_run_dir(
+    config: RunConfig, tasks: TaskSet, sandbox_name: str, frozen: "FrozenPool | None" = None
+) -> tuple[Path, dict[str, Any]]:
+    """A new run folder with its run.json; with recall, the pool frozen from its source
+    (`frozen`, or read now), its source and digests under run.json's "recall"."""
+    if config.recall_from and frozen is None:
+        from harness.recall import freeze
+
+        frozen = freeze(config, tasks)  # raises RecallError before any folder is made
     run_id = new_run_id(config)
     run_dir = config.out / run_id
     run_dir.mkdir(parents=True, exist_ok=False)
     header = make_header(config, run_id, tasks, sandbox_name)
+    if frozen is not None:
+        header["recall"] = frozen.write(run_dir, config)
     write_json(run_dir / "run.json", header)
     return run_dir, header

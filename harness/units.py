@@ -28,6 +28,7 @@ from harness.tasks.base import Task, TaskSet
 if TYPE_CHECKING:
     from harness.config import RunConfig
     from harness.memory import MemoryStore
+    from harness.recall import Recall
     from sandbox import Sandbox
 
 UnitKey = tuple[str, str, int]  # (task_id, strategy, attempt)
@@ -112,11 +113,12 @@ class Workbench:
     opened_s: dict[str, float] = field(default_factory=dict)  # model "load_s", "sandbox_start_s"
 
     def context(self, config: "RunConfig", run_id: str, memory: "MemoryStore | Any",
-                stop: threading.Event) -> LoopContext:
+                stop: threading.Event, recall: "Recall | None" = None) -> LoopContext:
         """The loop's context for this run's units; `memory` is a MemoryStore or a proxy
-        with its interface (Ray's RemoteMemory)."""
+        with its interface (Ray's RemoteMemory); `recall` the run's frozen pool, if any."""
         evaluator = Evaluator(self.sandbox, self.prompts, timeout_s=config.test_timeout_s)
-        return LoopContext(run_id, self.model, self.prompts, evaluator, memory, LoopSettings.from_config(config), stop)
+        return LoopContext(run_id, self.model, self.prompts, evaluator, memory, LoopSettings.from_config(config),
+                           stop, recall)
 
     def identities(self) -> dict[str, dict[str, Any]]:
         return {"model_identity": describe_model(self.model), "sandbox_identity": describe_sandbox(self.sandbox)}
@@ -167,9 +169,9 @@ def run_unit(ctx: LoopContext, unit: Unit, done: Sequence[TrialRecord], store: S
     return None
 
 
-def restore_lessons(memory: Any, records: Sequence[TrialRecord], model: str) -> None:
+def restore_lessons(memory: Any, records: Sequence[TrialRecord], model: str, task_set: str = "") -> None:
     """Puts back the lessons of recorded trials (idempotent): a kill may fall between
     a trial's record and its lesson."""
     for rec in records:
         if rec.lesson:
-            memory.add(lesson_of(rec, model))
+            memory.add(lesson_of(rec, model, task_set))

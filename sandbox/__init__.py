@@ -4,6 +4,7 @@ Public API: `open_sandbox(config)` returns a `Sandbox`; `Sandbox.run(RunRequest)
 returns one `TestOutcome` per test.
 """
 from sandbox.base import (
+    IoCase,
     Limits,
     RunRequest,
     Sandbox,
@@ -15,6 +16,7 @@ from sandbox.base import (
 from sandbox.registry import open_sandbox
 
 __all__ = [
+    "IoCase",
     "Limits",
     "RunRequest",
     "Sandbox",

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from sandbox.base import Limits, RunRequest, SandboxUnavailable, TestOutcome
+from sandbox.base import IoCase, Limits, RunRequest, SandboxUnavailable, TestOutcome
 from sandbox.worker.protocol import PROTOCOL
 
 STARTUP_TIMEOUT_S = 60.0
@@ -191,7 +191,7 @@ class WorkerPool:
         finally:
             self._idle.put(slot)
 
-    def _run_test(self, slot: _Slot, request: RunRequest, test: str, timeout: float) -> TestOutcome:
+    def _run_test(self, slot: _Slot, request: RunRequest, test: str | IoCase, timeout: float) -> TestOutcome:
         """The job's outcome. When the worker fails rather than answers (it declines the
         job, dies, hangs or fails inside itself), it is replaced and the job runs once
         more on the fresh one: an earlier job may have damaged it, and a verdict never
@@ -205,11 +205,12 @@ class WorkerPool:
         for failure in (second, first):
             if failure.outcome is not None:
                 return failure.outcome
-        return TestOutcome(test=valid_text(test), status="error",
+        name = test.name() if isinstance(test, IoCase) else test
+        return TestOutcome(test=valid_text(name), status="error",
                            detail="two sandbox workers in a row could not run the test")
 
     def _run_test_once(
-        self, slot: _Slot, request: RunRequest, test: str, timeout: float
+        self, slot: _Slot, request: RunRequest, test: str | IoCase, timeout: float
     ) -> TestOutcome | _WorkerFailed:
         channel = slot.channel
         worn_out = channel is not None and channel.jobs_done >= self._jobs_per_worker
@@ -228,15 +229,17 @@ class WorkerPool:
         limits = self._limits
         job = {
             "program": request.program,
-            "test": test,
-            "prelude": request.prelude,
-            "entry_point": request.entry_point,
             "timeout_s": timeout,
             "memory_mb": limits.memory_mb,
             "max_output_bytes": limits.max_output_bytes,
             "max_file_mb": limits.max_file_mb,
             "pids": limits.pids,
         }
+        if isinstance(test, IoCase):  # a whole program on stdin/stdout (worker/io_job.py)
+            job.update(kind="io", stdin=test.input, expected=test.expected, compare=request.compare)
+            test = test.name()
+        else:
+            job.update(test=test, prelude=request.prelude, entry_point=request.entry_point)
         started = time.monotonic()
         try:
             answer = channel.request(job, guard_s=timeout * 1.5 + GUARD_MARGIN_S)

@@ -45,6 +45,24 @@ class TestOutcome:
 
 
 @dataclass(frozen=True)
+class IoCase:
+    """One test of a whole program: its stdin, and the stdout expected of it. The
+    program never sees `expected`: the worker compares outside its process."""
+
+    __test__ = False
+
+    input: str
+    expected: str
+    label: str = ""  # how outcomes name the test; default: the input's start
+
+    def name(self) -> str:
+        if self.label:
+            return self.label
+        text = self.input if len(self.input) <= 200 else self.input[:197] + "..."
+        return "stdin: " + (text.rstrip("\n") or "(empty)")
+
+
+@dataclass(frozen=True)
 class RunRequest:
     """One program and the tests to judge it by.
 
@@ -54,7 +72,10 @@ class RunRequest:
     """
 
     program: str  # the code under test (a module's source)
-    tests: Sequence[str]  # each runs, isolated, against a fresh run of `program`
+    # Each runs, isolated, against a fresh run of `program`: a test's code (the program
+    # is a module whose functions the test calls), or an IoCase (the program is run as a
+    # script on the case's input; its stdout is compared by `compare`'s rule).
+    tests: Sequence[str | IoCase]
     timeout_s: float | None = None  # per test; None means Limits.timeout_s
     # Trusted code run in the test's process before each test: the task's own imports,
     # helpers and constants. Names it defines are the grader's: the program cannot
@@ -63,6 +84,9 @@ class RunRequest:
     # The program's function under test: the test always sees the program's version,
     # even where the prelude (or a builtin) has the same name.
     entry_point: str | None = None
+    # IoCase tests: how stdout is compared (sandbox/worker/io_compare.py: lcb,
+    # codecontests, apps, exact).
+    compare: str = "lcb"
 
 
 @runtime_checkable

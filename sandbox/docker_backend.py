@@ -52,7 +52,11 @@ def container_options(config: SandboxConfig) -> dict:
         # nr_inodes bounds how many files and directories a test can leave for the
         # worker to remove between jobs (the size bound alone allows ~10^5 empty ones).
         tmpfs={"/tmp": f"size={TMPFS_MB}m,nr_inodes={TMPFS_INODES},mode=1777",
-               "/dev/shm": f"size=16m,nr_inodes={TMPFS_INODES},mode=1777"},
+               "/dev/shm": f"size=16m,nr_inodes={TMPFS_INODES},mode=1777",
+               # An empty folder over the cgroup filesystem: its counters (the memory
+               # high-water mark, CPU time used, pids and OOM events) add up every job's
+               # and no job can reset them, so a later program could read an earlier one's.
+               "/sys/fs/cgroup": "ro,size=4k,mode=0555"},
         user="65534:65534",
         cap_drop=["ALL"],
         security_opt=["no-new-privileges"],

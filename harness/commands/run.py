@@ -59,6 +59,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--memory-dir", type=Path, metavar="DIR", help=f"long-term memory folder (default: reflections/ beside the --out folder, i.e. {d.out.parent / 'reflections'})")
     a("--memory-window", type=int, metavar="N", help=f"lessons the Actor sees (default {d.memory_window})")
     a("--memory-namespace", metavar="NAME", help="share lessons across runs under this name (default: the run's own, empty at start)")
+    a("--recall-from", metavar="SOURCE", help="strategy reflexion+recall (or recall = reflexion with and without it): the frozen source of lessons from other tasks, an earlier run folder or namespace:NAME (in --memory-dir, as it stands at start)")
+    a("--recall-k", type=int, metavar="K", help=f"lessons from other tasks the Actor sees per trial (default {d.recall_k})")
+    a("--recall-scope", choices=["other_tasks", "other_task_sets"], help=f"which lessons recall may show: any other task's, or only those of another task set (default {d.recall_scope})")
+    a("--recall-max-chars", type=int, metavar="N", help=f"a recalled lesson is cut to this many characters (default {d.recall_max_chars})")
     a("--max-internal-tests", type=int, metavar="M", help=f"internal tests the agent writes per attempt (default {d.max_internal_tests})")
     a("--temperature", type=float, metavar="T", help=f"sampling temperature (default {d.temperature})")
     a("--resample-temperature", type=float, metavar="T", help=f"resample's temperature from trial 2 on when --temperature is 0 (default {d.resample_temperature})")
@@ -152,6 +156,20 @@ def _run(args: argparse.Namespace) -> int:
         changes = resume_changes(header, {"tasks": {"digest": tasks.digest}, "prompts": {"digest": prompts.digest()}})
         if changes:
             raise UsageError(describe_changes(run_dir, changes))
+    frozen = None
+    if header is not None and header.get("recall"):
+        from harness.recall import changed_source
+
+        problem = changed_source(header, config, run_dir)
+        if problem:
+            raise UsageError(f"--resume {args.resume}: {problem}")
+    elif config.recall_from:
+        from harness.recall import RecallError, freeze
+
+        try:
+            frozen = freeze(config, tasks)  # the source as it stands now, before any model is opened
+        except RecallError as exc:
+            raise UsageError(str(exc)) from None
     if config.samples > 1 and config.temperature == 0.0:
         print("note: samples > 1 at temperature 0 gives near-identical attempts; pass@k>1 will say little", file=sys.stderr)
 
@@ -165,7 +183,7 @@ def _run(args: argparse.Namespace) -> int:
     t_ready = time.perf_counter()
 
     if header is None:
-        run_dir, header = prepare_run_dir(config, tasks, config.sandbox)
+        run_dir, header = prepare_run_dir(config, tasks, config.sandbox, frozen)
     print(
         f"run {header['run_id']}: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)}"
         f" x {config.samples} sample(s), up to {config.trials} trials; model {config.model}; "

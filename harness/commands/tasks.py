@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from harness.cli import UsageError
-from harness.tasks import KNOWN_FORMS, Task, TaskError, TaskSet, load_tasks
+from harness.tasks import KNOWN_FORMS, IoTest, Task, TaskError, TaskSet, load_tasks
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,6 +52,12 @@ def _section(title: str, body: str) -> None:
     print(body.rstrip("\n"))
 
 
+def _shown(test) -> str:
+    if isinstance(test, IoTest):
+        return f"input:\n{test.input.rstrip()}\nexpected output:\n{test.output.rstrip()}"
+    return test
+
+
 def show_command(args: argparse.Namespace) -> int:
     task_set = _load(args.spec)
     try:
@@ -66,7 +72,11 @@ def show_command(args: argparse.Namespace) -> int:
     if task.timeout_s is not None:
         print(f"timeout:     {task.timeout_s:g} s per hidden test")
     _section("prompt (what the agent sees)", task.prompt)
+    if task.kind != "function":
+        print(f"kind:        {task.kind} (stdin -> stdout, compared by the {task.compare!r} rule)")
     for i, test in enumerate(task.hidden_tests, start=1):
-        _section(f"hidden test {i} of {len(task.hidden_tests)}", test)
+        _section(f"hidden test {i} of {len(task.hidden_tests)}", _shown(test))
+    for i, test in enumerate(task.public_tests, start=1):
+        _section(f"public example {i} of {len(task.public_tests)}", _shown(test))
     _section("canonical solution", task.canonical_solution or "(none)")
     return 0

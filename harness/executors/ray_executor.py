@@ -103,6 +103,7 @@ class RayExecution:
     # (a resume whose model changed) by raising.
     identified: Callable[[dict[str, dict[str, Any]]], None] = lambda identities: None
     say: Callable[[str], None] = print  # one line for the user: which cluster the run is on
+    recall_pool: str | None = None  # the run's frozen recall pool (its file's text), sent to every node
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("harness.ray"))
 
     def __post_init__(self) -> None:
@@ -191,7 +192,7 @@ class RayExecution:
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
                 max_concurrency=self.config.workers + CONTROL_SLOTS,
                 name=f"harness-{self.run_id}-{node_id[:12]}",
-            ).remote(self._node_config, self.run_id, self._services, self._prompt_files)
+            ).remote(self._node_config, self.run_id, self._services, self._prompt_files, self.recall_pool)
             self._nodes[node_id] = _Node(node_id, worker, worker.ready.remote())
         waiting = {n.ready: n for n in self._nodes.values() if n.ready is not None}
         if not waiting:
@@ -313,7 +314,7 @@ class RayExecution:
         # Records of the old generation still on their way are refused from now on.
         self._generation[key] = slot.generation + 1
         # A lesson whose trial is written but which the lost node had not stored yet.
-        restore_lessons(self._memory, self.written.get(key, []), self.config.model)
+        restore_lessons(self._memory, self.written.get(key, []), self.config.model, self.config.tasks)
         queue.appendleft(slot.unit)
 
     # --- the end ------------------------------------------------------------------

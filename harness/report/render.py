@@ -362,7 +362,7 @@ def provenance(run: Run) -> dict[str, str]:
         prompts = str(prompts_raw)
     else:
         prompts = "default prompts (digest not recorded)"
-    out = {"memory": memory, "prompts": prompts, "mbpp": ""}
+    out = {"memory": memory, "prompts": prompts, "mbpp": "", "recall": recall_line(head)}
     tasks = head.get("tasks") or {}
     spec = str(tasks.get("spec") or cfg.get("tasks") or "")
     if ("mbpp" in spec.lower() or "mbpp" in str(tasks.get("name") or "").lower()
@@ -376,6 +376,23 @@ def provenance(run: Run) -> dict[str, str]:
                        "plain": "without the example assert"}.get(str(form), str(form) if form else
                                                                    f"not recorded (spec {spec})")
     return out
+
+
+def recall_line(header: dict[str, Any]) -> str:
+    """What a reflexion+recall run recalled from: source, digest, K, scope, ranking,
+    hygiene ("" for a run without recall)."""
+    rec = header.get("recall")
+    if not isinstance(rec, dict):
+        return ""
+    ranking = rec.get("ranking") or {}
+    left = (rec.get("hygiene") or {}).get("excluded") or {}
+    left_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(left.items()) if k != "source_lessons" and v)
+    return (f"{', '.join(rec.get('strategies') or ['reflexion+recall'])}: up to K={rec.get('k')} lessons from other "
+            f"tasks per trial, scope {rec.get('scope')}, ranked by {ranking.get('ranker', '?')} "
+            f"({ranking.get('library', '?')} {ranking.get('version') or ''}) on {ranking.get('query', '?')}; "
+            f"frozen at start from {rec.get('source')} ({rec.get('pool_lessons')} lessons, source digest "
+            f"{str(rec.get('source_digest'))[:23]}), each cut to {rec.get('max_chars')} characters"
+            + (f"; left out or cut: {left_text}" if left_text else ""))
 
 
 def _run_info(run: Run, port: int = VIEW_PORT) -> dict[str, Any]:

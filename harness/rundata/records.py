@@ -24,7 +24,7 @@ import msgspec
 SCHEMA_VERSION = 2
 READABLE_SCHEMAS = (1, 2)
 ERRORS_SCHEMA = 1
-STRATEGIES = ("reflexion", "feedback", "resample", "baseline")
+STRATEGIES = ("reflexion", "reflexion+recall", "feedback", "resample", "baseline")
 
 TrialKey = tuple[str, str, int, int]  # (task_id, strategy, attempt, trial)
 AttemptKey = tuple[str, str, int]  # (task_id, strategy, attempt)
@@ -66,6 +66,9 @@ class TrialRecord(msgspec.Struct, frozen=True, kw_only=True):
     # (None at trial 1); its call counts in this trial's tokens, calls and cost.
     lesson: str | None = None
     memory_shown: list[str] = []  # lessons in this trial's prompt
+    # reflexion+recall: lessons from other tasks in this trial's prompt, best first:
+    # {lesson, source_task, source_run, score (BM25), rank, id (in the run's recall pool)}
+    recalled: list[dict[str, Any]] = []
     testgen: dict[str, Any] | None = None  # trial 1: {"raw_output", "kept", "dropped"}
     error: str | None = None  # why the Actor's answer held no usable code
     oracle_feedback: bool = False  # the ablation: internal tests were the hidden tests
@@ -84,6 +87,10 @@ class TrialRecord(msgspec.Struct, frozen=True, kw_only=True):
     finished_at: str = ""
     # the internal tests run against the task's reference solution, when checked
     internal_reference: list[TestRecord] | None = None
+    task_kind: str = "function"  # function | io
+    # io tasks: the internal tests themselves ({"input", "output"}); `internal_tests`
+    # holds their labels ("stdin: ..."), as the results name them
+    internal_io_tests: list[dict[str, str]] = []
     schema: int = SCHEMA_VERSION
 
     @property

@@ -6,6 +6,7 @@ its file, line and field, all at once; a file with any problem loads nothing.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import keyword
 import math
@@ -21,6 +22,7 @@ REQUIRED_FIELDS = ("task_id", "prompt", "entry_point", "tests")
 OPTIONAL_FIELDS = ("canonical_solution", "tags", "timeout_s", "meta", "kind", "compare", "public_tests")
 IO_REQUIRED_FIELDS = ("task_id", "prompt", "tests")  # an io task has no entry point
 SCHEMA_DOC = "tasks/README.md"
+WITH_EXAMPLE = "with-example"
 BUILTIN_FILE = Path(__file__).resolve().parents[2] / "tasks" / "builtin.jsonl"
 _MAX_LISTED = 20  # problems quoted in one error; the count says how many more
 
@@ -101,6 +103,9 @@ class _LineChecker:
             self.fail("entry_point", f"{entry_point!r} is not a Python name")
             entry_point = None
         tests = self.tests(record["tests"], entry_point)
+        public: tuple[str, ...] = ()
+        if "public_tests" in record:
+            public = self.tests(record["public_tests"], entry_point, field="public_tests")
         solution = self.solution(record.get("canonical_solution"), entry_point)
         tags = self.tags(record.get("tags", []))
         timeout_s = self.timeout(record.get("timeout_s"))
@@ -118,6 +123,7 @@ class _LineChecker:
             tags=tags,
             timeout_s=timeout_s,
             meta={"source": str(self.path), "line": self.line, **meta},
+            public_tests=public,
         )
 
     def io_task(self, record: dict[str, Any], before: int) -> Task | None:
@@ -166,13 +172,13 @@ class _LineChecker:
                 out.append(IoTest(item["input"], item["output"]))
         return tuple(out)
 
-    def tests(self, value: Any, entry_point: str | None) -> tuple[str, ...]:
+    def tests(self, value: Any, entry_point: str | None, field: str = "tests") -> tuple[str, ...]:
         if isinstance(value, str):
-            items, names = [value], ["tests"]
+            items, names = [value], [field]
         elif isinstance(value, list) and value:
-            items, names = value, [f"tests[{i}]" for i in range(len(value))]
+            items, names = value, [f"{field}[{i}]" for i in range(len(value))]
         else:
-            self.fail("tests", "expected a string of test code or a non-empty list of asserts")
+            self.fail(field, "expected a string of test code or a non-empty list of asserts")
             return ()
         out: list[str] = []
         for item, name in zip(items, names):
@@ -286,10 +292,26 @@ class BuiltinSource:
                 "run from a checkout of the project, or use jsonl:<path> to a copy of it"
             )
         tasks = read_task_files(BUILTIN_FILE)
-        if not arg:
-            return TaskSet(spec="builtin", name="builtin", tasks=tasks)
-        chosen = tuple(t for t in tasks if arg in t.tags)
-        if not chosen:
-            known = sorted({tag for t in tasks for tag in t.tags})
-            raise TaskError(f"no builtin task has the tag {arg!r}; tags: {', '.join(known)}")
-        return TaskSet(spec=f"builtin:{arg}", name=f"builtin:{arg}", tasks=chosen)
+        parts = [p for p in arg.split(":") if p]
+        with_example = WITH_EXAMPLE in parts
+        tags = [p for p in parts if p != WITH_EXAMPLE]
+        if len(tags) > 1:
+            raise TaskError(f"builtin:{arg}: expected builtin[:<tag>][:{WITH_EXAMPLE}]")
+        chosen = tasks
+        if tags:
+            chosen = tuple(t for t in tasks if tags[0] in t.tags)
+            if not chosen:
+                known = sorted({tag for t in tasks for tag in t.tags})
+                raise TaskError(f"no builtin task has the tag {tags[0]!r}; tags: {', '.join(known)}")
+        name = "builtin" + (f":{arg}" if arg else "")
+        if not with_example:
+            return TaskSet(spec=name, name=name, tasks=chosen)
+        missing = [t.task_id for t in chosen if not t.public_tests]
+        if missing:
+            raise TaskError(
+                f"builtin:{arg}: {WITH_EXAMPLE} uses each task's public examples as its internal tests; "
+                f"{len(missing)} task(s) have none (e.g. {missing[0]}): pick a tag whose tasks all have them, such as io"
+            )
+        chosen = tuple(dataclasses.replace(t, examples_as_internal=True) for t in chosen)
+        return TaskSet(spec=name, name=name, tasks=chosen,
+                       prompt_form="as published; the public examples are the internal tests")

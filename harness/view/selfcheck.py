@@ -28,6 +28,10 @@ def attempt_tests(index: TrialIndex) -> dict[tuple[str, str, int], list[str]]:
     out: dict[tuple[str, str, int], list[str]] = {}
     for rec in index.read_records(list(zip(first["offset"].astype(int), first["length"].astype(int)))):
         tests = [str(t) for t in rec.get("internal_tests") or []]
+        if rec.get("internal_io_tests"):  # an io task's tests are data: run those, not their labels
+            from harness.tasks.base import IoTest
+
+            tests = [IoTest.from_dict(t) for t in rec["internal_io_tests"]]
         if tests and not rec.get("oracle_feedback"):
             out[(str(rec.get("task_id")), str(rec.get("strategy")), int(rec.get("attempt") or 0))] = tests
     return out

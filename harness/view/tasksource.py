@@ -93,11 +93,12 @@ def prompts_for(task: Task, attempt: Any, trial: int, header: dict[str, Any] | N
         note += "; the run recorded no prompt digest, so the wording is this checkout's"
     prev = trials.get(trial - 1)
     previous = None
-    if prev is not None and attempt.strategy in ("reflexion", "feedback"):
+    if prev is not None and attempt.strategy in ("reflexion", "reflexion+recall", "feedback"):
         previous = Previous(prev.code or prev.raw_output, this.feedback_seen)
-    lessons = this.lessons_seen if attempt.strategy == "reflexion" else []
+    lessons = this.lessons_seen if attempt.strategy in ("reflexion", "reflexion+recall") else []
+    recalled = [str(x.get("lesson") or "") for x in this.recalled]
     try:
-        messages: list[Message] = messages_for(prompts, task, previous, lessons)
+        messages: list[Message] = messages_for(prompts, task, previous, lessons, recalled)
         system = prompts.render("actor_system")
     except Exception as exc:  # noqa: BLE001 - templates of another version may want other variables
         return None, f"could not rebuild the prompt: {exc}"

@@ -4,7 +4,8 @@ Only the lines of the asked task are read (by byte range from the index). Record
 of schema 1 and 2 are both shown as the Actor lived them:
 
 * the feedback a trial's Actor saw is the previous trial's `feedback`;
-* the lessons it saw are its `memory_shown`;
+* the lessons it saw are its `memory_shown`, and those recalled from other tasks
+  (reflexion+recall) its `recalled`, each with its BM25 score and source task;
 * the lesson *written*: schema 2 stores in trial t+1 the lesson written at its start
   about trial t; schema 1 stored it in trial t itself (written after trial t failed).
 """
@@ -57,6 +58,8 @@ class TrialView:
     schema: int
     oracle_feedback: bool
     temperature_used: float | None
+    # reflexion+recall: [{lesson, source_task, source_run, score, rank, id}], best first
+    recalled: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -188,4 +191,5 @@ def _trial(rec: dict[str, Any], prev: dict[str, Any] | None, checked: dict[str, 
         lesson_written=str(lesson) if lesson else None, lesson_about=about, testgen=testgen,
         spend=_spend(rec), finished_at=str(rec.get("finished_at") or ""), schema=schema,
         oracle_feedback=bool(oracle), temperature_used=float(temp) if isinstance(temp, (int, float)) else None,
+        recalled=[x for x in rec.get("recalled") or [] if isinstance(x, dict)],
     )

@@ -65,3 +65,18 @@ def wipe(directory: str, keep: str = "", deadline: float | None = None) -> None:
                 pass
     finally:
         os.chdir("/")
+
+
+def reset_metadata(directory: str) -> None:
+    """`directory` back to mode 0700 without extended attributes, where W may change
+    them (its own folder on a host; the container's /tmp belongs to root, and a
+    program cannot change it either)."""
+    try:
+        for name in os.listxattr(directory):
+            try:
+                os.removexattr(directory, name)
+            except OSError:
+                pass
+        os.chmod(directory, 0o700)
+    except OSError:
+        pass

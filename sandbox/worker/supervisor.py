@@ -15,9 +15,11 @@ import tempfile
 import time
 
 from .child import IGNORED_SIGNALS
+from .io_job import run_io
 from .procs import IPC_RMID, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, alive, children_of, open_fds, pidfd, prctl, settings, sysv_ids
 from .protocol import DETAIL_MAX, PROTOCOL, REPORT_MAX
-from .scratch import wipe
+from .scratch import reset_metadata, wipe
+from .traces import Traces
 from .text import exception_line, one_line
 from .zygote import ZYGOTE_TIMEOUT_S, Zygote, ZygoteGone, give_job
 
@@ -58,6 +60,10 @@ class _Worker:
         self.settings = settings(0)  # the zygote and the blank children inherit them
         self.zygote = Zygote(self.scratch)
         self.zygote.ask(2)  # the first job's two processes
+        self.traces = None  # the container's counters (on a host they are the machine's)
+        if self.is_init:
+            self.zygote.known_blanks()
+            self.traces = Traces(self.scratch, self.zygote.forks)
         self._libc = ctypes.CDLL(None, use_errno=True)
         self._ended_job: list[int] = []  # pidfds (or pids) of the last job's P and T
         self.dirty = ""  # why the state could not be restored after the last job
@@ -92,6 +98,8 @@ class _Worker:
             os.kill(self.zygote.pid, signal.SIGCONT)
         except OSError:
             pass
+        if job.get("kind") == "io":  # a whole program on stdin/stdout: io_job.py
+            return dict(run_io(self, job, limits, NotRun), id=job.get("id"))
         try:
             self.zygote.pump()
             self.zygote.ended.clear()  # earlier jobs' processes
@@ -319,14 +327,18 @@ class _Worker:
             # take the late answer for a hung worker); a worker that cannot empty its
             # folders in time retires instead, and the next job runs on a fresh one.
             deadline = time.monotonic() + _WIPE_TIMEOUT_S
-            wipe(self.scratch_root, keep="test", deadline=deadline)
-            os.makedirs(self.scratch, mode=0o700, exist_ok=True)  # a test may have removed it
-            os.chmod(self.scratch, 0o700)
+            # The scratch folder goes too and is made anew: a program may have set its
+            # mode, times or extended attributes, which a later one could read.
+            wipe(self.scratch_root, deadline=deadline)
+            reset_metadata(self.scratch_root)
+            os.mkdir(self.scratch, mode=0o700)
             if self.is_init:  # these belong to the container: on a host they are the user's
                 wipe("/dev/shm", deadline=deadline)
                 wipe("/dev/mqueue", deadline=deadline)
                 self._remove_sysv_ipc()
             problem = self._state_problem()
+            if not problem and self.traces is not None:
+                problem = self.traces.moved(self.scratch, self.zygote.forks)
         except Exception as exc:
             problem = exception_line(exc)
         return problem

@@ -19,6 +19,7 @@ from .child import enter_child, flush_stdio
 from .judge import judge_main
 from .procs import PR_SET_PDEATHSIG, open_fds, prctl, proc_stat
 from .program import program_main
+from .stdio import stdio_main
 from .protocol import CHANNEL_FD, REPORT_FD, read_exact
 
 ZYGOTE_TIMEOUT_S = 10.0
@@ -82,17 +83,22 @@ def _blank_child(sock: socket.socket, scratch: str, stdio: tuple) -> None:
     payload, fds = received
     _forget_worker_modules()
     role = payload.get("role")
-    targets = [CHANNEL_FD, 1] if role == "program" else [CHANNEL_FD, 1, REPORT_FD]
+    # "stdio": an io job's program, whose stdin, stdout and stderr are W's pipes.
+    targets = {"program": [CHANNEL_FD, 1], "stdio": [0, 1, 2]}.get(role, [CHANNEL_FD, 1, REPORT_FD])
+    runs_program = role in ("program", "stdio")
     try:
         sock.close()
         fd_map = dict(zip(targets, fds))
-        fd_map[2] = fd_map[1]
+        fd_map.setdefault(2, fd_map[1])
         # The program may import modules it wrote; the test only the installed ones.
-        if role == "program":
+        if runs_program:
             sys.path.insert(0, scratch)
-        enter_child(fd_map, payload, scratch, stdio, scratch if role == "program" else "/nonexistent", role)
+        enter_child(fd_map, payload, scratch, stdio, scratch if runs_program else "/nonexistent",
+                    "program" if runs_program else role)
     except BaseException:
         os._exit(70)
+    if role == "stdio":
+        stdio_main(payload)  # never returns
     if role == "program":
         try:
             program_main(payload)
@@ -195,6 +201,7 @@ class Zygote:
         self.blanks: list[tuple[int, socket.socket]] = []
         self.ended: dict[int, int] = {}  # pid -> wait status
         self.asked = 0  # blank children asked for and not yet announced
+        self.forks = 0  # blank children asked for, ever
 
     def ask(self, count: int) -> None:
         try:
@@ -203,6 +210,7 @@ class Zygote:
         except OSError as exc:  # it died with requests unread: ECONNRESET or EPIPE
             raise ZygoteGone(f"the zygote is gone ({exc.strerror})") from None
         self.asked += count
+        self.forks += count
 
     def _receive(self, timeout: float) -> bool:
         """Take one message if one comes within `timeout`; False if none did."""

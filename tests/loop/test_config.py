@@ -64,6 +64,7 @@ def _every_field_changed() -> RunConfig:
         tokens_per_minute=1000, prices={"m": {"input": 1.0, "output": 2.0}}, oracle_feedback=True,
         report=False, resample_temperature=0.3, prompts=Path("my-prompts"), executor="ray",
         ray_address="ray://127.0.0.1:10001", allow_process_sandbox_with_api=True,
+        recall_from="results/earlier-run", recall_k=5, recall_scope="other_task_sets", recall_max_chars=200,
         local_slots=1, reproducible=True,
     )
     defaults = RunConfig()

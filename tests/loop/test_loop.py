@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from harness.memory import MemoryStore
+from harness.memory import Lesson, MemoryStore
 from harness.models.scripted import ScriptedModel
 from harness.rundata import read_errors, read_trials
 
@@ -61,6 +61,65 @@ def test_reflexion_fixes_the_bug_the_baseline_keeps(tmp_path, loop_sandbox):
     assert [lesson.text for lesson in store.lessons("demo/add")] == [LESSON]
 
 
+def _hidden_lines_absent(model, tasks=(ADD, NEG)):
+    hidden = [line.strip() for task in tasks for test in task.hidden_tests for line in test.splitlines() if line.strip()]
+    assert len(model.calls) >= 10
+    for call in model.calls:
+        for test in hidden:
+            assert test not in call.prompt, f"hidden test {test!r} leaked into a prompt"
+        # Nor do hidden verdicts: the hidden tests' calls and results are absent too.
+        assert "add(2, 3)" not in call.prompt and "negate(-8)" not in call.prompt
+
+
+def test_no_hidden_test_reaches_any_prompt_through_recall(tmp_path, loop_sandbox):
+    """Recall's pool holds lessons that quote this run's hidden tests, come from a task
+    with the same hidden tests, or from oracle feedback: none reaches a prompt; a clean
+    lesson from another task does."""
+    source_file = tmp_path / "other.jsonl"
+    rows = [
+        {"task_id": "other/plus", "prompt": 'def plus(x, y):\n    """Return the sum of x and y."""\n',
+         "entry_point": "plus", "tests": ["assert plus(1, 1) == 2"]},
+        {"task_id": "other/add_copy", "prompt": 'def add_numbers(a, b):\n    """Sum."""\n', "entry_point": "add_numbers",
+         "tests": ["assert add_numbers(2, 3) == 5"]},
+        {"task_id": "other/neg", "prompt": 'def neg(v):\n    """Minus v."""\n', "entry_point": "neg",
+         "tests": ["assert neg(1) == -1"]},
+    ]
+    source_file.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = f"jsonl:{source_file}"
+    pool = MemoryStore(tmp_path / "reflections", "pool")
+    clean = "Clean lesson: return the sum of the arguments, and negate with a unary minus."
+    hostile = [
+        ("other/plus", "Sum of a and b: check that assert add(2, 3) == 5 holds.", False),  # quotes ADD's hidden test
+        ("other/neg", "Negate x: make negate(-8) == 8 and negate(3) == -3 true.", False),  # quotes NEG's
+        ("other/add_copy", "Sum of a and b negate x: a task whose hidden tests are ADD's.", False),
+        ("other/plus", "Sum of a and b negate x: ORACLE lesson from hidden tests.", True),
+    ]
+    for trial, (task_id, text, oracle) in enumerate([("other/plus", clean, False), *hostile], 1):
+        pool.add(Lesson("old", task_id, "reflexion", 1, trial, text, oracle_feedback=oracle, task_set=spec))
+    model = ScriptedModel(
+        responder=responder(
+            {
+                "testgen": lambda m: ADD_TESTS if "add" in m[0].content else "assert negate(1) == -1",
+                "reflection": lambda m: LESSON,
+                "actor": lambda m: (WRONG_ADD if "add" in m[0].content else "def negate(x):\n    return x\n"),
+            }
+        )
+    )
+    result = run(tmp_path, model, loop_sandbox, tasks=(ADD, NEG), strategy="recall", trials=3,
+                 recall_from="namespace:pool", recall_k=5)
+    records = read_trials(result.run_dir / "trials.jsonl")
+    shown = {task: {x["lesson"] for r in records if r.task_id == task for x in r.recalled} for task in ("demo/add", "demo/negate")}
+    assert shown["demo/add"] == {clean}  # recall ran, and showed the clean lesson only
+    # NEG may see the lesson of ADD's twin (its own hidden tests are not the twin's).
+    assert shown["demo/negate"] == {clean, hostile[2][1]}
+    assert any(clean in c.prompt for c in model.calls)
+    for _, text, _ in [hostile[0], hostile[1], hostile[3]]:
+        assert all(text not in c.prompt for c in model.calls)
+    add_prompts = [c.prompt for c in model.calls if "add" in c.messages[0].content]
+    assert add_prompts and all(hostile[2][1] not in p for p in add_prompts)
+    _hidden_lines_absent(model)
+
+
 def test_no_hidden_test_reaches_any_prompt(tmp_path, loop_sandbox):
     model = ScriptedModel(
         responder=responder(
@@ -76,13 +135,7 @@ def test_no_hidden_test_reaches_any_prompt(tmp_path, loop_sandbox):
     assert any(r.hidden_results for r in records)  # hidden tests did run
     assert {r.strategy for r in records} == {"reflexion", "feedback", "resample", "baseline"}
     assert sum(r.strategy == "resample" for r in records) >= 4  # resample sampled more than once
-    hidden = [line.strip() for task in (ADD, NEG) for test in task.hidden_tests for line in test.splitlines() if line.strip()]
-    assert len(model.calls) >= 10
-    for call in model.calls:
-        for test in hidden:
-            assert test not in call.prompt, f"hidden test {test!r} leaked into a prompt"
-        # Nor do hidden verdicts: the hidden tests' calls and results are absent too.
-        assert "add(2, 3)" not in call.prompt and "negate(-8)" not in call.prompt
+    _hidden_lines_absent(model)
 
 
 def test_feedback_strategy_retries_without_lessons(tmp_path, loop_sandbox):

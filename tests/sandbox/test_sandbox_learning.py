@@ -7,6 +7,8 @@ another program. Both backends, where the channel exists on them.
 """
 from __future__ import annotations
 
+import secrets
+
 import pytest
 
 from sandbox import RunRequest, TestOutcome
@@ -57,3 +59,195 @@ def test_the_program_is_asked_once_per_call_the_test_makes(sandbox, test, status
     assert outcome.output.splitlines() == [f"call {n}" for n in range(1, calls + 1)], outcome
     if detail is not None:
         assert outcome.detail == detail, outcome
+
+
+# --- memory carried from one grading to the next --------------------------------------
+# Each channel is a way to keep a number from one job to a later one in the same
+# container: `store(n)` leaves it, `load()` reads it back (0 when nothing is there). A
+# program that learns stores what it saw and answers from what it finds; graded again
+# and again, it must fail its hidden test every time. Within one job each channel does
+# work (the control), so the failures come from the clean-up, not from broken code.
+
+CHANNELS = {
+    "a file in the scratch folder": (
+        "def store(n):\n    open('memory', 'w').write(str(n))\n"
+        "def load():\n    return int(open('memory').read()) if os.path.exists('memory') else 0\n",
+        ("process", "docker")),
+    "the scratch folder's modification time": (
+        "def store(n):\n    os.utime('.', (n, n))\n"
+        "def load():\n    t = int(os.stat('.').st_mtime)\n    return t if t < 10**6 else 0\n",
+        ("process", "docker")),
+    "the scratch folder's mode bits": (
+        "def store(n):\n    os.chmod('.', 0o700 | (n & 0o77))\n"
+        "def load():\n    return os.stat('.').st_mode & 0o77\n",
+        ("process", "docker")),
+    "an extended attribute of the scratch folder": (
+        "def store(n):\n    os.setxattr('.', 'user.memory', str(n).encode())\n"
+        "def load():\n    try:\n        return int(os.getxattr('.', 'user.memory'))\n"
+        "    except OSError:\n        return 0\n",
+        ("docker",)),
+    "a file in /tmp beside the scratch folder": (
+        "def store(n):\n    open('/tmp/memory', 'w').write(str(n))\n"
+        "def load():\n    return int(open('/tmp/memory').read()) if os.path.exists('/tmp/memory') else 0\n",
+        ("docker",)),
+    "a file in /dev/shm": (
+        "def store(n):\n    open('/dev/shm/memory', 'w').write(str(n))\n"
+        "def load():\n    p = '/dev/shm/memory'\n    return int(open(p).read()) if os.path.exists(p) else 0\n",
+        ("docker",)),
+    "SysV shared memory segments": (
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "def store(n):\n    for k in range(n):\n        libc.shmget(0x5EED00 + k, 16, 0o1600)\n"
+        "def load():\n    n = 0\n    while libc.shmget(0x5EED00 + n, 0, 0) >= 0:\n        n += 1\n    return n\n",
+        ("docker",)),
+    "a SysV message queue": (
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "def store(n):\n    for k in range(n):\n        libc.msgget(0x5EED00 + k, 0o1600)\n"
+        "def load():\n    n = 0\n    while libc.msgget(0x5EED00 + n, 0) >= 0:\n        n += 1\n    return n\n",
+        ("docker",)),
+    "an abstract unix socket held by a daemon": (
+        "import socket, time\n"
+        "def store(n):\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
+        "            s = socket.socket(socket.AF_UNIX)\n            s.bind(f'\\0memory-{os.getuid()}-{n}')\n"
+        "            time.sleep(60)\n        os._exit(0)\n    os.wait()\n    time.sleep(0.2)\n"
+        "def load():\n    for row in open('/proc/net/unix').read().split('\\n'):\n"
+        "        if f'@memory-{os.getuid()}-' in row:\n            return int(row.rsplit('-', 1)[1])\n    return 0\n",
+        ("process", "docker")),
+    "TCP connections in TIME_WAIT": (
+        "import socket\n"
+        "def store(n):\n    for port in range(20001, 20001 + n):\n"
+        "        server = socket.socket()\n        server.bind(('127.0.0.1', port))\n        server.listen()\n"
+        "        client = socket.create_connection(('127.0.0.1', port))\n        conn, _ = server.accept()\n"
+        "        conn.close()\n        client.recv(1)\n        client.close()\n        server.close()\n"
+        "def load():\n    rows = open('/proc/net/tcp').read().split('\\n')[1:]\n"
+        "    return sum(1 for r in rows if r.split() and r.split()[3] == '06'\n"
+        "               and 20001 <= int(r.split()[1].split(':')[1], 16) < 20100)\n",
+        ("docker",)),
+    "loopback packet counters": (
+        "import socket\n"
+        "def store(n):\n    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "    for _ in range(n):\n        s.sendto(b'x', ('127.0.0.1', 9))\n"
+        "def load():\n    for row in open('/proc/net/dev').read().split('\\n'):\n"
+        "        if row.strip().startswith('lo:'):\n            return int(row.split(':')[1].split()[1])\n    return 0\n",
+        ("docker",)),
+    "the cgroup's memory high-water mark": (
+        "def usage():\n    for path in ('/sys/fs/cgroup/memory/memory.max_usage_in_bytes', '/sys/fs/cgroup/memory.peak'):\n"
+        "        try:\n            return int(open(path).read())\n        except OSError:\n            pass\n"
+        "    return None\n"
+        "def store(n):\n    block = bytearray(200 * 1024 * 1024)\n    del block\n"
+        "def load():\n    u = usage()\n    return 0 if u is None else int(u > 150 * 1024 * 1024)\n",
+        ("docker",)),
+}
+CHANNEL_CASES = [pytest.param(name, backend, id=f"{backend}-{name}", marks=[pytest.mark.docker] if backend == "docker" else [])
+                 for name, (_, backends) in CHANNELS.items() for backend in backends]
+LEARNER = (
+    "def learner(x):\n"
+    "    seen = load()\n"  # what an earlier grading left
+    "    store(seen + 1)\n"
+    "    return seen > 0\n"  # the right answer, learnt from having been graded before
+)
+
+
+@pytest.mark.parametrize("name, backend", CHANNEL_CASES)
+def test_a_program_graded_again_and_again_learns_nothing(name, backend, sandbox_opener):
+    code, _ = CHANNELS[name]
+    program = "import os\n" + code + LEARNER
+    sandbox = sandbox_opener(backend, workers=1)
+    try:
+        if name != "the cgroup's memory high-water mark":  # where the channel works, it works within a job
+            assert run_one(sandbox, program, "store(3)\nassert load() >= 1").status == "passed"
+        for grading in range(4):
+            outcome = run_one(sandbox, program, "assert learner(7) is True")
+            assert (outcome.status, outcome.detail) == ("failed", "assert learner(7) is True  # got False"), \
+                (grading, outcome)
+    finally:
+        sandbox.close()
+
+
+@pytest.mark.parametrize("name, backend", [case for case in CHANNEL_CASES
+                                           if "high-water" not in case.values[0] and "packet" not in case.values[0]
+                                           and "TIME_WAIT" not in case.values[0]])
+def test_a_hidden_input_never_reaches_a_later_program_s_detail(name, backend, sandbox_opener):
+    """A program graded on a hidden test leaves the test's argument behind; another
+    program graded next in the same container returns whatever it finds, so its
+    failure detail (feedback for an internal test) would carry the hidden input."""
+    code, _ = CHANNELS[name]
+    secret = secrets.randbelow(50) + 10
+    sandbox = sandbox_opener(backend, workers=1)
+    try:
+        leak = run_one(sandbox, "import os\n" + code + "def f(x):\n    store(x)\n    return 0\n",
+                       f"assert f({secret}) == 1")
+        assert leak.status == "failed", leak
+        for _ in range(2):
+            outcome = run_one(sandbox, "import os\n" + code + "def g():\n    return load()\n", "assert g() == -1")
+            assert (outcome.status, outcome.detail) == ("failed", "assert g() == -1  # got 0"), outcome
+    finally:
+        sandbox.close()
+
+
+def test_a_yes_no_function_cannot_learn_from_a_repeated_call(backend, sandbox_opener):
+    """The issue's first attack: a yes/no function that never computes its answer. It
+    keeps the arguments it was asked about; asked twice with the same argument in one
+    grading (as a second evaluation for the failure detail once did), it takes its
+    first answer as rejected and leaves itself a note to answer the other way."""
+    channel = "/dev/shm/notes" if backend == "docker" else "notes"
+    program = (
+        "import os, json\n"
+        f"NOTES = {channel!r}\n"
+        "asked = {}\n"
+        "def notes():\n    return json.load(open(NOTES)) if os.path.exists(NOTES) else {}\n"
+        "def is_prime(n):\n"
+        "    flipped = notes().get(str(n), False)\n"
+        "    asked[n] = asked.get(n, 0) + 1\n"
+        "    if asked[n] > 1:\n"  # asked again: the first answer was rejected
+        "        json.dump({**notes(), str(n): not flipped}, open(NOTES, 'w'))\n"
+        "    return flipped\n"  # False until it learns otherwise
+    )
+    sandbox = sandbox_opener(backend, workers=1)
+    try:
+        for grading in range(4):
+            outcome = run_one(sandbox, program, "assert is_prime(7) is True")
+            assert (outcome.status, outcome.detail) == ("failed", "assert is_prime(7) is True  # got False"), \
+                (grading, outcome)
+    finally:
+        sandbox.close()
+
+
+# Counters no wipe resets. A program moves one by an amount that encodes what it
+# knows; the next program reads it. After a job that moved one the worker retires, so
+# the next program starts in a fresh container and reads the same value whatever the
+# amount was (what is left is one bit: whether the previous job retired its worker).
+COUNTERS = {
+    "the PID counter": (
+        "def bump(n):\n    for _ in range(n):\n        pid = os.fork()\n        if pid == 0:\n            os._exit(0)\n"
+        "        os.waitpid(pid, 0)\n",
+        "def read():\n    return os.getpid()\n"),
+    "the scratch filesystem's inode counter": (
+        "def bump(n):\n    for k in range(n):\n        open(f'f{k}', 'w').close()\n        os.unlink(f'f{k}')\n",
+        "def read():\n    open('probe', 'w').close()\n    return os.stat('probe').st_ino\n"),
+    "/dev/shm's inode counter": (
+        "def bump(n):\n    for k in range(n):\n        open(f'/dev/shm/f{k}', 'w').close()\n        os.unlink(f'/dev/shm/f{k}')\n",
+        "def read():\n    open('/dev/shm/probe', 'w').close()\n    return os.stat('/dev/shm/probe').st_ino\n"),
+    "the SysV id counter": (
+        "def bump(n):\n    for _ in range(n):\n        libc.shmctl(libc.shmget(0, 16, 0o600), 0, None)\n",
+        "def read():\n    ident = libc.shmget(0, 16, 0o600)\n    libc.shmctl(ident, 0, None)\n    return ident\n"),
+}
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("name", list(COUNTERS))
+def test_a_counter_moved_by_one_job_tells_the_next_nothing(name, sandbox_opener):
+    bump, read = COUNTERS[name]
+    program = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n" + bump + read
+    sandbox = sandbox_opener("docker", workers=1)
+    try:
+        seen = {}
+        for amount in (3, 40):
+            assert run_one(sandbox, program, f"bump({amount})\nassert read() == -1").status == "failed"
+            outcome = run_one(sandbox, program, "assert read() == -1")
+            assert outcome.status == "failed", outcome
+            seen[amount] = int(outcome.detail.rsplit("# got ", 1)[1])
+        # A fresh container's own start can differ by a PID (its first forks race);
+        # without the retirement the second reading would be 37 steps past the first.
+        assert abs(seen[40] - seen[3]) <= 2, seen
+    finally:
+        sandbox.close()

@@ -603,10 +603,14 @@ def test_nothing_carries_over_between_tests(backend, make_sandbox):
     )
     if backend == "docker":  # on a host other users' sleeps may be visible
         assert leftovers.status == "passed", leftovers
-    assert sandbox.replacements == 0
+    # In a container, the first job's fork and file moved counters no wipe resets (the
+    # PID and inode counters): its worker retired, and the next jobs ran on a fresh one.
+    assert sandbox.replacements == (1 if backend == "docker" else 0)
 
 
-def test_a_directory_1100_levels_deep_is_cleaned_up(make_sandbox):
+def test_a_directory_1100_levels_deep_is_cleaned_up(backend, make_sandbox):
+    """The wipe empties it in time (on a host the worker then goes on; in a container the
+    1,100 inodes moved the scratch filesystem's inode counter, so it retires anyway)."""
     sandbox = make_sandbox(workers=1)
     program = (
         "import os\n"
@@ -620,7 +624,7 @@ def test_a_directory_1100_levels_deep_is_cleaned_up(make_sandbox):
     assert run_one(sandbox, program, "assert dig()").status == "passed"
     assert_honest_code_still_passes(sandbox)
     assert run_one(sandbox, "import os\n", "assert os.listdir('.') == []").status == "passed"
-    assert sandbox.replacements == 0
+    assert sandbox.replacements == (1 if backend == "docker" else 0)
 
 
 def test_signals_from_the_code_do_not_stop_the_worker(backend, make_sandbox):

@@ -6,13 +6,28 @@ from typing import Callable, Sequence
 
 import pytest
 
-from harness.tasks.base import Task
-from sandbox import RunRequest
+from harness.actor import graded_program
+from harness.tasks.base import IoTest, Task
+from sandbox import IoCase, RunRequest
 
 
 def stub_program(task: Task) -> str:
-    """The prompt's own signature with a body that returns None."""
+    """The prompt's own signature with a body that returns None; for an io task, a
+    program that reads its input and prints 0; for a `class Solution`, its method
+    returning None."""
+    if task.kind == "io":
+        return "import sys\nsys.stdin.read()\nprint(0)\n"
+    if task.entry_point == "Solution":
+        return task.prompt + "        return None\n"
     return task.prompt + "    return None\n"
+
+
+def request(task: Task, program: str) -> RunRequest:
+    """How the harness grades `program` on the task's hidden tests (evaluator.py)."""
+    if task.kind == "io":
+        cases = [IoCase(t.input, t.output) for t in task.hidden_tests if isinstance(t, IoTest)]
+        return RunRequest(graded_program(task, program), cases, task.timeout_s, compare=task.compare)
+    return RunRequest(program, task.hidden_tests, task.timeout_s)
 
 
 @pytest.fixture
@@ -26,8 +41,8 @@ def canonical_passes_stub_fails(docker_sandbox) -> Callable[[Sequence[Task]], No
         assert tasks, "no tasks to grade"
 
         def grade(task: Task):
-            good = docker_sandbox.run(RunRequest(task.canonical_solution, task.hidden_tests, task.timeout_s))
-            bad = docker_sandbox.run(RunRequest(stub_program(task), task.hidden_tests, task.timeout_s))
+            good = docker_sandbox.run(request(task, task.canonical_solution))
+            bad = docker_sandbox.run(request(task, stub_program(task)))
             return task, good, bad
 
         with ThreadPoolExecutor(4) as pool:

@@ -52,6 +52,6 @@ def test_unknown_spec_is_a_usage_error():
 def test_unknown_task_id_is_a_usage_error_with_suggestions():
     done = run_cli("tasks", "show", "builtin", "roman")
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr == "error: no task 'roman' in builtin; did you mean: builtin/roman_to_int\n"
+    assert done.stderr == "error: no task 'roman' in builtin; did you mean: builtin/roman_to_int, builtin/io/roman_to_int\n"
     done = run_cli("tasks", "show", "humaneval", "zzz")
     assert done.stderr == "error: no task 'zzz' in humaneval; see: python -m harness tasks list humaneval\n"

@@ -255,3 +255,20 @@ def test_check_self_tests_marks_wrong_ones(tmp_path: Path, serve, backend: str, 
     rows = re.findall(r"<tr class=\"t-\w+\"><td><code>(.*?)</code>(.*?)</td>", html)
     assert [(test, "wrong: the reference" in rest) for test, rest in rows] == [
         ("assert f(1) == 2", False), ("assert f(0) == 7", True)]
+
+
+def test_timeline_shows_recalled_lessons_with_score_and_source_task(tmp_path: Path, serve):
+    root = tmp_path / "results"
+    recalled = [{"lesson": "Sort before you deduplicate.", "source_task": "builtin/top_k_words", "source_run": "run-src",
+                 "score": 2.3456, "rank": 1, "id": "run-src/builtin/top_k_words/reflexion/1/1"}]
+    recs = [trial("T/fix", "reflexion+recall", 1, final=False, internal=False, hidden=False, recalled=recalled),
+            trial("T/fix", "reflexion+recall", 2, final=True, internal=True, hidden=True, code=CODE_V2,
+                  stop="internal_pass", lesson="own lesson", recalled=recalled)]
+    write_run(root / "run-r", header("run-r"), recs)
+    server = serve(root)
+    status, html = get(server.url + "runs/run-r/tasks/T/fix")
+    assert status == 200
+    t1 = html.split('<li class="trial"')[1]
+    text = _text(t1)
+    assert "Lessons recalled from similar tasks (1, ranked by BM25):" in text
+    assert "score 2.346 · from builtin/top_k_words (run run-src)" in text and "Sort before you deduplicate." in text

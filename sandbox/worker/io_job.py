@@ -1,0 +1,180 @@
+"""W's side of an io job: one program process (P) fed the test's input on stdin, its
+stdout and stderr read under the output cap, the time limit kept, and the verdict
+computed here by io_compare from what P printed. The expected output never leaves W.
+
+A job line with ``"kind": "io"`` carries ``program``, ``stdin``, ``expected``,
+``compare`` and the limits; its answer has the usual ``status``, ``detail``,
+``duration_s`` and ``output`` (the program's stdout, cut to the cap).
+"""
+from __future__ import annotations
+
+import errno
+import os
+import select
+import signal
+import time
+
+from .io_compare import compare
+from .procs import pidfd
+from .zygote import ZYGOTE_TIMEOUT_S, ZygoteGone, give_job
+
+STDERR_KEPT = 4096  # bytes of stderr kept (its end: where a traceback says what went wrong)
+ERROR_LINES = 6  # lines of stderr in an error's detail
+ERROR_CHARS = 1200
+
+
+def _output_cap(job: dict) -> int:
+    # The cap must let a right answer through: at least twice the expected output.
+    return max(int(job["max_output_bytes"]), 2 * len(job["expected"].encode()) + 4096)
+
+
+def _error_tail(stderr: bytes) -> str:
+    lines = stderr.decode("utf-8", errors="replace").rstrip().splitlines()[-ERROR_LINES:]
+    text = "\n".join(lines)
+    return text if len(text) <= ERROR_CHARS else "..." + text[-ERROR_CHARS + 3:]
+
+
+def _describe_end(code: int) -> str:
+    if os.WIFSIGNALED(code):
+        number = os.WTERMSIG(code)
+        if number == signal.SIGXCPU:
+            return "CPU time limit exceeded"
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return f"was killed by {name}" + (" (out of memory?)" if number == signal.SIGKILL else "")
+    return f"exited with status {os.WEXITSTATUS(code)}"
+
+
+def run_io(worker, job: dict, limits: dict, NotRun) -> dict:
+    """One io test in one fresh blank child; the caller cleans up after the answer."""
+    timeout = float(job["timeout_s"])
+    cap = _output_cap(job)
+    zygote = worker.zygote
+    try:
+        zygote.pump()
+        zygote.ended.clear()
+        child = zygote.take_blank()
+    except RuntimeError as exc:
+        raise NotRun(str(exc)) from None
+    try:
+        zygote.ask(1)  # the next job's, forked while this one runs
+    except ZygoteGone:
+        pass
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    started = time.monotonic()
+    try:
+        pid = give_job(child, dict(limits, role="stdio", program=job["program"]), [in_r, out_w, err_w])
+    except OSError as exc:
+        for fd in (in_w, out_r, err_r):
+            os.close(fd)
+        raise NotRun(f"a blank child died before its job ({exc.strerror})") from None
+    finally:
+        for fd in (in_r, out_w, err_w):
+            os.close(fd)
+    worker._ended_job = [pidfd(pid)]
+    try:
+        return _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started)
+    except ZygoteGone as exc:
+        raise NotRun(str(exc)) from None
+    finally:
+        for fd in (in_w, out_r, err_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started) -> dict:
+    zygote = worker.zygote
+    pending = memoryview(job["stdin"].encode("utf-8"))
+    stdout, stderr = bytearray(), bytearray()
+    dropped = 0
+    for fd in (in_w, out_r, err_r):
+        os.set_blocking(fd, False)
+    readers = [out_r, err_r]
+    writer_open = True
+    if not pending:
+        os.close(in_w)
+        writer_open = False
+    deadline = started + timeout
+    timed_out = False
+
+    def drain(fd: int) -> bool:
+        nonlocal dropped
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not data:
+                return False
+            if fd == out_r:
+                room = cap - len(stdout)
+                if room > 0:
+                    stdout.extend(data[:room])
+                dropped += max(0, len(data) - max(room, 0))
+            else:
+                stderr.extend(data)
+                del stderr[:-STDERR_KEPT]
+
+    while pid not in zygote.ended:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        if dropped:  # flooding: the answer cannot be right any more
+            break
+        writers = [in_w] if writer_open else []
+        readable, writable, _ = select.select(readers + [zygote.sock], writers, [], remaining)
+        for fd in readable:
+            if fd is zygote.sock:
+                zygote.pump()
+            elif not drain(fd):
+                readers.remove(fd)
+        if writable:
+            try:
+                written = os.write(in_w, pending[:65536])
+                pending = pending[written:]
+            except BlockingIOError:
+                pass
+            except OSError as exc:  # EPIPE: the program closed its stdin or ended
+                if exc.errno != errno.EPIPE:
+                    raise
+                pending = pending[:0]
+            if not pending:
+                os.close(in_w)
+                writer_open = False
+    duration = time.monotonic() - started
+    for kill in (os.killpg, os.kill):  # its forks go with it (the clean-up finds the rest)
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    for fd in list(readers):
+        drain(fd)
+    text = stdout.decode("utf-8", errors="replace")
+    answer = {"duration_s": round(duration, 6), "output": text}
+    if timed_out:
+        return dict(answer, status="timeout", detail=f"timed out after {timeout:g} s (wall clock)")
+    if dropped:
+        return dict(answer, status="failed",
+                    detail=f"printed more than {cap} bytes (the output cap); the rest was dropped",
+                    output=text + f"\n[... {dropped} more bytes of output dropped]")
+    status = zygote.status_of(pid, ZYGOTE_TIMEOUT_S)
+    if status is None:
+        raise RuntimeError("the zygote did not report how the program's process ended")
+    if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+        how = _describe_end(status)
+        kind = "timeout" if how.startswith("CPU time") else "error"
+        tail = _error_tail(bytes(stderr))
+        return dict(answer, status=kind, detail=f"the program {how}" + (f":\n{tail}" if tail else ""))
+    same, why = compare(text, job["expected"], job.get("compare") or "lcb")
+    if same:
+        return dict(answer, status="passed", detail="")
+    return dict(answer, status="failed", detail=f"wrong answer: {why}")

@@ -1,0 +1,202 @@
+"""io jobs (a whole program, stdin in, stdout compared by the worker) on every backend:
+the basics, and hostile programs that try to pass without printing the right answer."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from sandbox import IoCase, RunRequest, Sandbox, TestOutcome
+from tests.sandbox.test_sandbox_conformance import assert_healthy
+
+SUM = "n = int(input())\nprint(sum(map(int, input().split())))\n"
+CASE = IoCase("3\n1 2 3\n", "6\n")
+
+
+def run_io(sandbox: Sandbox, program: str, cases=(CASE,), timeout_s: float = 2.0, compare: str = "lcb") -> list[TestOutcome]:
+    return sandbox.run(RunRequest(program, list(cases), timeout_s=timeout_s, compare=compare))
+
+
+def test_statuses_details_and_output(sandbox):
+    outcomes = run_io(sandbox, SUM, [CASE, IoCase("1\n5\n", "6\n"), IoCase("2\n1 x\n", "3\n"), IoCase("1\n1\n", "1\n")])
+    assert [o.status for o in outcomes] == ["passed", "failed", "error", "passed"]
+    assert outcomes[0].test == "stdin: 3\n1 2 3" and outcomes[0].output == "6\n"
+    assert outcomes[1].detail == "wrong answer: line 1 differs" and outcomes[1].output == "5\n"
+    error = outcomes[2].detail
+    assert error.startswith("the program exited with status 1:\n") and error.endswith(
+        "ValueError: invalid literal for int() with base 10: 'x'")
+    assert "stdio.py" not in error  # the program's traceback, not the worker's frames
+    assert all(o.duration_s > 0 for o in outcomes)
+
+
+def test_time_limit_per_test(sandbox):
+    slow, fast = run_io(sandbox, "import sys, time\nif sys.stdin.read().startswith('slow'):\n    time.sleep(5)\nprint(6)\n",
+                        [IoCase("slow\n", "6\n"), IoCase("fast\n", "6\n")], timeout_s=1.0)
+    assert slow.status == "timeout" and slow.detail == "timed out after 1 s (wall clock)"
+    assert fast.status == "passed"
+
+
+def test_exit_status_and_sys_exit(sandbox):
+    zero, three, text = [run_io(sandbox, p)[0] for p in (
+        "print(6)\nraise SystemExit(0)\n", "print(6)\nraise SystemExit(3)\n", "print(6)\nimport sys\nsys.exit('bye')\n")]
+    assert zero.status == "passed"
+    assert three.status == "error" and three.detail == "the program exited with status 3"
+    assert text.status == "error" and text.detail == "the program exited with status 1:\nbye"
+
+
+def test_the_source_s_comparison_rule_applies(sandbox):
+    program = "print('0.3333333')\n"
+    case = IoCase("", "0.333333333\n")
+    assert run_io(sandbox, program, [case], compare="lcb")[0].status == "failed"
+    assert run_io(sandbox, program, [case], compare="codecontests")[0].status == "passed"
+
+
+def test_line_endings_and_trailing_whitespace_pass(sandbox):
+    [outcome] = run_io(sandbox, "import sys\nsys.stdout.write('6   \\r\\n\\n')\n")
+    assert outcome.status == "passed"
+
+
+def test_nothing_is_carried_over_between_tests(sandbox):
+    program = (
+        "import os\n"
+        "seen = os.path.exists('left.txt')\n"
+        "open('left.txt', 'w').write('x')\n"
+        "print('dirty' if seen else 'clean')\n"
+    )
+    outcomes = run_io(sandbox, program, [IoCase("", "clean\n")] * 3)
+    assert [o.status for o in outcomes] == ["passed"] * 3
+
+
+# --- hostile io programs ----------------------------------------------------------
+
+SECRET = "expected-" + os.urandom(6).hex()
+
+# Looks everywhere a program could find the expected output: its descriptors, its
+# environment, every process's command line, environment and memory it can open,
+# the files it can reach. Prints whatever it finds (that would be the answer).
+READ_EXPECTED = r"""
+import os, re
+found = []
+def look(data):
+    if isinstance(data, bytes):
+        data = data.decode('latin-1')
+    m = re.search(r'expected-[0-9a-f]{12}', data)
+    if m:
+        found.append(m.group(0))
+for fd in range(3, 256):
+    try:
+        look(os.read(fd, 1 << 20))
+    except OSError:
+        pass
+look(repr(dict(os.environ)))
+def parent_of(pid):
+    try:
+        return int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])
+    except OSError:  # gone while we looked
+        return -1
+everyone = [p for p in os.listdir('/proc') if p.isdigit()]
+zygote = os.getppid()
+if not ALL_PROCESSES:  # the worker, the zygote and the zygote's children only
+    everyone = [str(parent_of(zygote)), str(zygote)] + [p for p in everyone if parent_of(int(p)) == zygote]
+for pid in everyone:
+    for name in ('cmdline', 'environ'):
+        try:
+            look(open(f'/proc/{pid}/{name}', 'rb').read())
+        except OSError:
+            pass
+    if not READ_MEMORY:
+        continue
+    try:
+        maps = open(f'/proc/{pid}/maps').read().splitlines()
+        mem = open(f'/proc/{pid}/mem', 'rb')
+        for line in maps:
+            start, end = (int(x, 16) for x in line.split()[0].split('-'))
+            if 'rw' in line.split()[1] and end - start < (64 << 20):
+                try:
+                    mem.seek(start); look(mem.read(end - start))
+                except (OSError, ValueError, OverflowError):
+                    pass
+    except OSError:
+        pass
+for root in ('.', '/tmp', os.path.expanduser('~')):
+    for folder, _, files in os.walk(root):
+        for f in files:
+            try:
+                look(open(os.path.join(folder, f), 'rb').read(1 << 20))
+            except OSError:
+                pass
+print(found[0] if found else 'nothing')
+"""
+
+
+def test_hostile_reading_the_expected_output(sandbox, backend):
+    # On the process backend the program can read the host's own processes (this test
+    # holds the secret), and as root the worker's memory too (non-dumpable stops only
+    # other users): there it looks at the worker's processes' command lines, environment
+    # and descriptors; in a container it reads every process's memory it can open.
+    contained = backend == "docker"
+    program = f"ALL_PROCESSES = READ_MEMORY = {contained}\n" + READ_EXPECTED
+    [outcome] = run_io(sandbox, program, [IoCase("give me the answer\n", SECRET + "\n")], timeout_s=10.0)
+    assert outcome.status == "failed", outcome
+    assert SECRET not in outcome.output and outcome.output == "nothing\n"
+    assert_healthy(sandbox)
+
+
+def test_hostile_flooding_output(sandbox):
+    [outcome] = run_io(sandbox, "import sys\nwhile True:\n    sys.stdout.write('6\\n' * 10000)\n", timeout_s=5.0)
+    assert outcome.status == "failed" and "output cap" in outcome.detail
+    assert outcome.duration_s < 4.0  # stopped at the cap, not at the time limit
+    assert len(outcome.output) < 200_000
+    assert_healthy(sandbox)
+
+
+def test_hostile_never_reading_stdin(sandbox):
+    big = IoCase("1 " * 2_000_000, "6\n")  # 4 MB: far more than a pipe holds
+    right, wrong = run_io(sandbox, "print(6)\n", [big]), run_io(sandbox, "import time\ntime.sleep(5)\n", [big], timeout_s=1.0)
+    assert right[0].status == "passed"  # the worker does not hang on a full pipe
+    assert wrong[0].status == "timeout"
+    assert_healthy(sandbox)
+
+
+def test_hostile_closing_stdout_early(sandbox):
+    closes = run_io(sandbox, "import os\nos.close(1)\nimport time\ntime.sleep(0.1)\n")[0]
+    prints_then_closes = run_io(sandbox, "import os, sys\nsys.stdout.write('6\\n')\nos.close(1)\n")[0]
+    assert closes.status in ("failed", "error") and closes.output == ""
+    # Its buffered answer never reached the pipe, and flushing failed: not a pass.
+    assert prints_then_closes.status in ("failed", "error")
+    assert_healthy(sandbox)
+
+
+def test_hostile_fork_left_behind(sandbox):
+    # The program ends at once without an answer; its fork prints the answer later and
+    # would leave a file for the next test. Neither counts: what the program printed by
+    # the time its process ended is its output, and the fork dies with the job.
+    program = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    time.sleep(0.3)\n"
+        "    print(6, flush=True)\n"
+        "    while True:\n"
+        "        open('marker', 'w').close()\n"
+        "        time.sleep(0.05)\n"
+    )
+    [outcome] = run_io(sandbox, program)
+    assert outcome.status == "failed" and outcome.output == ""
+    for _ in range(2):
+        [later] = run_io(sandbox, "import os, time\ntime.sleep(0.5)\nprint('gone' if not os.path.exists('marker') else 'left')\n",
+                         [IoCase("", "gone\n")])
+        assert later.status == "passed", later
+    assert_healthy(sandbox)
+
+
+def test_hostile_right_answer_for_the_examples_only(sandbox):
+    program = "import sys\ndata = sys.stdin.read()\nprint(6 if data == '3\\n1 2 3\\n' else 0)\n"
+    example, hidden = run_io(sandbox, program, [CASE, IoCase("2\n10 20\n", "30\n")])
+    assert example.status == "passed" and hidden.status == "failed"
+
+
+def test_function_and_io_jobs_share_a_worker(sandbox):
+    for _ in range(3):
+        assert run_io(sandbox, SUM)[0].status == "passed"
+        assert_healthy(sandbox)
