@@ -294,6 +294,11 @@ class Runner:
         self.header = {**self.header, "resumes": [*(self.header.get("resumes") or []), entry]}
         write_json(self.run_dir / "run.json", self.header)
 
+    def _undo_resume(self) -> None:
+        """A refused resume leaves run.json as it found it."""
+        self.header = dict(self._started_header)
+        write_json(self.run_dir / "run.json", self.header)
+
     def _check_served_model(self) -> None:
         """The API's model name as the server reports it is known after its first reply."""
         if self._served_known or self.workbench is None:
@@ -392,6 +397,12 @@ class Runner:
                 f"interrupted; {len(records)} finished trials are saved in {self.run_dir}. "
                 f"Resume with: python -m harness run --resume {self.run_dir}"
             ) from None
+        except ResumeRefused:  # a Ray node opened a changed model or sandbox
+            self.stop.set()
+            bar.close()
+            log.close()
+            self._undo_resume()
+            raise
         except BaseException:
             self.stop.set()
             log.close()
@@ -399,6 +410,7 @@ class Runner:
         bar.close()
         log.close()
         if self._refusal is not None:
+            self._undo_resume()
             raise ResumeRefused(self._refusal)
         trials_s = time.perf_counter() - started - timings.get("cluster_start_s", 0.0)
         timings = {**timings, "trials_s": round(trials_s, 3)}

@@ -199,4 +199,5 @@ def test_resume_refuses_an_api_whose_served_model_changed(tmp_path: Path):
         assert "the model changed since the run started (served_model 'stub-model-2026-01' != " \
                "'stub-model-2026-02')" in refused.stderr
         assert (run_dir / "trials.jsonl").read_bytes() == before
+        assert json.loads((run_dir / "run.json").read_text()) == header  # as it was: no resume recorded
         assert len(stub.requests) > calls  # it did ask: that is how it knew
