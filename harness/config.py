@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,10 @@ class RunConfig:
     k: tuple[int, ...] = (1,)  # pass@k to report; each k <= samples
     limit: int | None = None  # first N tasks
     task_ids: tuple[str, ...] | None = None  # only these tasks, in this order
+    # Contamination control: only problems dated (contest date) strictly after / before
+    # this day, YYYY-MM-DD (LiveCodeBench, or any task whose meta has contest_date).
+    after: str | None = None
+    before: str | None = None
     workers: int = 8  # units of work (task x strategy x attempt) in flight at once (per node on Ray)
     # Local model: sequences generated together by the engine (per node on Ray); None:
     # min(workers, LOCAL_SLOTS_DEFAULT_MAX), resolved by validate() and recorded.
@@ -146,6 +151,10 @@ class RunConfig:
             raise ConfigError(f"local_slots must be an integer >= 1, got {self.local_slots!r}")
         if self.limit is not None and (not isinstance(self.limit, int) or self.limit < 1):
             raise ConfigError(f"limit must be an integer >= 1, got {self.limit!r}")
+        for name in ("after", "before"):
+            value = getattr(self, name)
+            if value is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(value)):
+                raise ConfigError(f"{name} must be a date as YYYY-MM-DD, got {value!r}")
         if self.memory_window < 0:
             raise ConfigError(f"memory_window must be >= 0, got {self.memory_window!r}")
         if not self.k or any((not isinstance(k, int)) or k < 1 for k in self.k):

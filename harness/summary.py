@@ -37,7 +37,10 @@ Schema 1 (stable: fields may be added, never renamed or removed)::
       "paired": [                      # each default pair a vs b, on tasks_compared
         {"a", "b", "diff", "ci_low", "ci_high", "p_value", "fixed", "broken", "both",
          "neither", "pairs", "tasks", "excluded", "calls_ratio", "tokens_ratio"}
-      ]
+      ],
+      "by_kind": {                     # only when the run mixes task kinds (function, io)
+        "<kind>": {"tasks": n, "<strategy>": {"pass@1": x, "pass@1_ci95": [lo, hi]}}
+      }
     }
 
 Definitions:
@@ -164,7 +167,9 @@ def build_summary(header: dict[str, Any], records: list[TrialRecord],
     paired = [paired_dict(metrics.paired_comparison(s_attempts, a, b, tasks=footing.shared, all_tasks=task_ids),
                           s_attempts)
               for a, b in metrics.default_pairs(strategies)]
+    by_kind = _by_kind(records, s_attempts, strategies)
     return {
+        **({"by_kind": by_kind} if by_kind else {}),
         "schema": SUMMARY_SCHEMA,
         "run_id": header.get("run_id"),
         "tasks": int(n_tasks),
@@ -179,6 +184,29 @@ def build_summary(header: dict[str, Any], records: list[TrialRecord],
         "strategies": out,
         "paired": paired,
     }
+
+
+def task_kinds(records: Sequence[TrialRecord]) -> dict[str, str]:
+    """task_id -> its kind (function | io), as the records name it."""
+    return {r.task_id: getattr(r, "task_kind", "function") or "function" for r in records}
+
+
+def _by_kind(records: Sequence[TrialRecord], attempts: Any, strategies: Sequence[str]) -> dict[str, Any]:
+    """Where a run mixes task kinds: pass@1 (with its CI) per kind and strategy, on the
+    shared tasks of that kind; {} for a run of one kind."""
+    kinds = task_kinds(records)
+    if len(set(kinds.values())) < 2:
+        return {}
+    out: dict[str, Any] = {}
+    for kind in sorted(set(kinds.values())):
+        ids = {t for t, k in kinds.items() if k == kind}
+        sub = attempts[attempts["task_id"].isin(ids)]
+        entry: dict[str, Any] = {"tasks": int(sub["task_id"].nunique())}
+        for strategy in strategies:
+            est = metrics.estimate(metrics.per_task_pass_at_k(sub, strategy, 1))
+            entry[strategy] = {"pass@1": _num(est.value), "pass@1_ci95": [_num(est.ci_low), _num(est.ci_high)]}
+        out[kind] = entry
+    return out
 
 
 def _signed(x: float, minus: str) -> str:
@@ -251,6 +279,13 @@ def format_summary(summary: dict[str, Any]) -> str:
                  *([""] * (width - len(s["pass@1_by_trial"])))] for n, s in iterating.items()]
         if metrics.BASELINE in strategies:
             rows.append([f"{metrics.BASELINE} (ref.)", *([_fmt(strategies[metrics.BASELINE].get("pass@1"))] * width)])
+        lines += ["", *_table(head, rows)]
+    by_kind = summary.get("by_kind") or {}
+    if by_kind:
+        names = list(strategies)
+        head = ["pass@1 by task kind", "tasks", *names]
+        rows = [[kind, str(entry.get("tasks", "")), *(_fmt((entry.get(n) or {}).get("pass@1")) for n in names)]
+                for kind, entry in by_kind.items()]
         lines += ["", *_table(head, rows)]
     lines.append("wall s = time spent per strategy (strategies run interleaved), not elapsed time")
     return "\n".join(lines)

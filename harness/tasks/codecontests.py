@@ -9,12 +9,11 @@ canonical solution); outputs are compared by CodeContests' rule (io_compare `cod
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from harness.tasks.base import Task, TaskError, TaskSet
-from harness.tasks.contest import SourceOptions, bad_row, contest_task_set, io_tests
+from harness.tasks.contest import SourceOptions, bad_row, collect, contest_task_set, dataset_folder, io_tests
 
 DATASET_DIR = "datasets--deepmind--code_contests"
 SPLITS = ("test", "valid", "train")
@@ -30,14 +29,7 @@ FORM = "the problem description as published"
 
 
 def _folder(folder: str) -> Path:
-    if folder:
-        path = Path(folder).expanduser()
-    else:
-        hub = Path(os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")) / "hub")
-        path = hub / DATASET_DIR
-    if (path / "snapshots").is_dir():
-        snapshots = sorted((p for p in (path / "snapshots").iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
-        path = snapshots[-1] if snapshots else path
+    path = dataset_folder(folder, DATASET_DIR)
     if path.is_dir() and (path / "data").is_dir():
         path = path / "data"
     if not path.exists():
@@ -121,19 +113,13 @@ class CodeContestsSource:
         split = options.words[0] if options.words else "test"
         if split not in SPLITS or len(options.words) > 1:
             raise TaskError(f"codecontests:{arg}: expected one split of {', '.join(SPLITS)}, got {', '.join(options.words)}")
-        tasks: list[Task] = []
-        seen: set[str] = set()
-        for file in parquet_files(_folder(options.folder), split):
-            for number, row in read_parquet(file):
-                platform = SOURCES.get(row.get("source"), "")
-                difficulty = DIFFICULTIES.get(row.get("difficulty"), "")
-                if not options.keeps(day=None, difficulty=difficulty, platform=platform):
-                    continue
-                task = codecontests_task(row, file, number)
-                if task.task_id in seen:
-                    raise bad_row(file, number, f"duplicate problem name {task.task_id!r}")
-                seen.add(task.task_id)
-                tasks.append(task)
+        def keeps(file: Path, number: int, row: dict[str, Any]) -> bool:
+            return options.keeps(day=None, difficulty=DIFFICULTIES.get(row.get("difficulty"), ""),
+                                 platform=SOURCES.get(row.get("source"), ""))
+
+        files = parquet_files(_folder(options.folder), split)
+        rows = ((file, number, row) for file in files for number, row in read_parquet(file))
+        tasks = collect(rows, keeps, codecontests_task, "problem name")
         if not tasks:
             raise TaskError(f"codecontests:{arg}: no problem passes the filters")
         return contest_task_set(f"codecontests:{arg}", f"codecontests:{split}", tasks, options, FORM)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import date
@@ -102,6 +103,56 @@ class SourceOptions:
         if self.platform:
             bits.append("platform " + "/".join(sorted(self.platform)))
         return ", ".join(bits)
+
+
+def hf_cache() -> Path:
+    """The Hugging Face hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    return Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")) / "hub"
+
+
+def dataset_folder(folder: str, cache_entry: str) -> Path:
+    """The folder a user named, or the dataset's entry in the HF cache; a cache entry
+    (or the hub folder holding it) resolves to its newest snapshot."""
+    path = Path(folder).expanduser() if folder else hf_cache() / cache_entry
+    if path.is_dir() and (path / cache_entry).is_dir():
+        path = path / cache_entry  # the hub cache itself was named
+    if (path / "snapshots").is_dir():
+        snapshots = sorted((p for p in (path / "snapshots").iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+        path = snapshots[-1] if snapshots else path
+    return path
+
+
+def jsonl_rows(file: Path):
+    """(line number, object) for each non-blank line; BadRow for a line that is not one."""
+    with file.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise bad_row(file, number, f"not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise bad_row(file, number, "expected a JSON object")
+            yield number, row
+
+
+def collect(rows, keeps, make, key_name: str) -> list[Task]:
+    """Tasks of the (file, number, row) triples that `keeps(row)`, made by `make(row,
+    file, number)`; a repeated task id is a bad row."""
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    for file, number, row in rows:
+        if not keeps(file, number, row):
+            continue
+        task = make(row, file, number)
+        if task.task_id in seen:
+            raise bad_row(file, number, f"duplicate {key_name} {task.task_id!r}")
+        seen.add(task.task_id)
+        tasks.append(task)
+    return tasks
 
 
 class BadRow(TaskError):

@@ -17,14 +17,14 @@ the public and the private test cases together, as LiveCodeBench grades.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from harness.tasks.base import Task, TaskError, TaskSet
 from harness.tasks.contest import (
-    LCB_PREAMBLE, SourceOptions, bad_row, call_asserts, contest_task_set, io_tests, json_lines, parse_date,
+    LCB_PREAMBLE, SourceOptions, bad_row, call_asserts, collect, contest_task_set, dataset_folder, io_tests,
+    json_lines, jsonl_rows, parse_date,
 )
 from harness.tasks.safe_pickle import UnsafePickle, decode_compressed
 
@@ -36,23 +36,9 @@ _VERSION = re.compile(r"^v(\d+)(?:_v(\d+))?$")
 FORM = "question, starter code and the public examples, as LiveCodeBench prompts them"
 
 
-def _hf_cache() -> Path:
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"])
-    home = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
-    return home / "hub"
-
-
 def _data_folder(folder: str) -> Path:
     """The folder holding test*.jsonl: given, inside a cache entry, or in the HF cache."""
-    path = Path(folder).expanduser() if folder else _hf_cache() / DATASET_DIR
-    if path.is_dir() and not any(_FILE.match(p.name) for p in path.iterdir()) and (path / DATASET_DIR).is_dir():
-        path = path / DATASET_DIR  # the hub cache itself was named
-    if (path / "snapshots").is_dir():  # a cache entry: its newest snapshot
-        snapshots = sorted((p for p in (path / "snapshots").iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
-        if not snapshots:
-            raise TaskError(f"livecodebench: {path} holds no snapshot; download the dataset again")
-        path = snapshots[-1]
+    path = dataset_folder(folder, DATASET_DIR)
     if not path.is_dir():
         hint = "" if folder else " (no folder given: looked in the Hugging Face cache)"
         raise TaskError(
@@ -178,20 +164,6 @@ def _json(text: Any, what: str) -> Any:
         raise ValueError(f"{what}: not JSON") from None
 
 
-def read_rows(file: Path):
-    with file.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise bad_row(file, number, f"not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise bad_row(file, number, "expected a JSON object")
-            yield number, row
-
-
 class LiveCodeBenchSource:
     def load(self, arg: str) -> TaskSet:
         options = SourceOptions.parse(
@@ -202,22 +174,16 @@ class LiveCodeBenchSource:
             raise TaskError(f"livecodebench:{arg}: one release at most, got {', '.join(options.words)}")
         release = options.words[0] if options.words else "release_latest"
         folder = _data_folder(options.folder)
-        tasks: list[Task] = []
-        seen: set[str] = set()
-        for file in release_files(folder, release):
-            for number, row in read_rows(file):
-                day = row.get("contest_date")
-                try:
-                    when = parse_date(str(day), "contest_date") if day else None
-                except TaskError:
-                    raise bad_row(file, number, f"contest_date {day!r} is not a date") from None
-                if not options.keeps(day=when, difficulty=row.get("difficulty"), platform=row.get("platform")):
-                    continue
-                task = lcb_task(row, file, number)
-                if task.task_id in seen:
-                    raise bad_row(file, number, f"duplicate question_id {task.task_id!r}")
-                seen.add(task.task_id)
-                tasks.append(task)
+        def keeps(file: Path, number: int, row: dict[str, Any]) -> bool:
+            day = row.get("contest_date")
+            try:
+                when = parse_date(str(day), "contest_date") if day else None
+            except TaskError:
+                raise bad_row(file, number, f"contest_date {day!r} is not a date") from None
+            return options.keeps(day=when, difficulty=row.get("difficulty"), platform=row.get("platform"))
+
+        rows = ((file, number, row) for file in release_files(folder, release) for number, row in jsonl_rows(file))
+        tasks = collect(rows, keeps, lcb_task, "question_id")
         if not tasks:
             raise TaskError(f"livecodebench:{arg}: no problem in {folder} ({release}) passes the filters")
         return contest_task_set(f"livecodebench:{arg}", f"livecodebench:{release}", tasks, options, FORM)

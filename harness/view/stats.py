@@ -129,9 +129,11 @@ def strategies_in(config: dict[str, Any], frame: pd.DataFrame) -> list[str]:
 
 
 def pairs_of(strategies: Sequence[str]) -> list[tuple[str, str]]:
-    """Each iterating strategy against the baseline, then reflexion against the others."""
+    """reflexion+recall against reflexion (what recall adds), each iterating strategy
+    against the baseline, then reflexion against the others."""
     have = set(strategies)
-    out = [(s, metrics.BASELINE) for s in ITERATING_ORDER if s in have and metrics.BASELINE in have]
+    out = [("reflexion+recall", "reflexion")] if {"reflexion+recall", "reflexion"} <= have else []
+    out += [(s, metrics.BASELINE) for s in ITERATING_ORDER if s in have and metrics.BASELINE in have]
     out += [("reflexion", s) for s in ("feedback", "resample") if "reflexion" in have and s in have]
     out += [(s, metrics.BASELINE) for s in strategies
             if s not in ITERATING_ORDER and s != metrics.BASELINE and metrics.BASELINE in have]

@@ -34,19 +34,6 @@ def _error_tail(stderr: bytes) -> str:
     return text if len(text) <= ERROR_CHARS else "..." + text[-ERROR_CHARS + 3:]
 
 
-def _describe_end(code: int) -> str:
-    if os.WIFSIGNALED(code):
-        number = os.WTERMSIG(code)
-        if number == signal.SIGXCPU:
-            return "CPU time limit exceeded"
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = f"signal {number}"
-        return f"was killed by {name}" + (" (out of memory?)" if number == signal.SIGKILL else "")
-    return f"exited with status {os.WEXITSTATUS(code)}"
-
-
 def run_io(worker, job: dict, limits: dict, NotRun) -> dict:
     """One io test in one fresh blank child; the caller cleans up after the answer."""
     timeout = float(job["timeout_s"])
@@ -170,8 +157,7 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started) -> dict:
     if status is None:
         raise RuntimeError("the zygote did not report how the program's process ended")
     if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
-        how = _describe_end(status)
-        kind = "timeout" if how.startswith("CPU time") else "error"
+        kind, how = worker._describe_end(status)  # as for a function job's processes
         tail = _error_tail(bytes(stderr))
         return dict(answer, status=kind, detail=f"the program {how}" + (f":\n{tail}" if tail else ""))
     same, why = compare(text, job["expected"], job.get("compare") or "lcb")

@@ -56,7 +56,7 @@ def _every_field_changed() -> RunConfig:
     """A config where no field keeps its default, so the round trip checks each one."""
     changed = RunConfig(
         tasks="jsonl:/data/t.jsonl", strategy="all", model="openai:m@http://127.0.0.1:9/v1", trials=4,
-        samples=3, k=(1, 3), limit=7, task_ids=("t/1", "t/2"), workers=3, sandbox="process",
+        samples=3, k=(1, 3), limit=7, task_ids=("t/1", "t/2"), after="2024-01-31", before="2025-01-01", workers=3, sandbox="process",
         sandbox_workers=5, out=Path("/tmp/out"), memory_dir=Path("mem"), memory_window=0,
         memory_namespace="shared", max_internal_tests=2, temperature=0.7, seed=11, max_tokens=99,
         max_tokens_tests=98, max_tokens_lesson=97, test_timeout_s=2.5, cache=False,

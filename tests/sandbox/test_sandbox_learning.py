@@ -105,12 +105,12 @@ CHANNELS = {
         "def load():\n    n = 0\n    while libc.msgget(0x5EED00 + n, 0) >= 0:\n        n += 1\n    return n\n",
         ("docker",)),
     "an abstract unix socket held by a daemon": (
-        "import socket, time\n"
+        f"import socket, time\nTOKEN = {secrets.token_hex(4)!r}\n"
         "def store(n):\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
-        "            s = socket.socket(socket.AF_UNIX)\n            s.bind(f'\\0memory-{os.getuid()}-{n}')\n"
+        "            s = socket.socket(socket.AF_UNIX)\n            s.bind(f'\\0memory-{TOKEN}-{n}')\n"
         "            time.sleep(60)\n        os._exit(0)\n    os.wait()\n    time.sleep(0.2)\n"
         "def load():\n    for row in open('/proc/net/unix').read().split('\\n'):\n"
-        "        if f'@memory-{os.getuid()}-' in row:\n            return int(row.rsplit('-', 1)[1])\n    return 0\n",
+        "        if f'@memory-{TOKEN}-' in row:\n            return int(row.rsplit('-', 1)[1])\n    return 0\n",
         ("process", "docker")),
     "TCP connections in TIME_WAIT": (
         "import socket\n"

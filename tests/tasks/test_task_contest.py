@@ -247,3 +247,19 @@ def test_apps_row_without_input_output_is_refused(tmp_path):
     write_jsonl(tmp_path / "test.jsonl", [apps_row(1, {"inputs": ["1 2"], "outputs": ["3"]}), apps_row(9, None)])
     with pytest.raises(TaskError, match=r"test.jsonl: row 2: no hidden tests"):
         load_tasks(f"apps:{tmp_path / 'test.jsonl'}")
+
+
+def test_run_flags_after_and_before_select_by_contest_date(lcb):
+    task_set = load_tasks(f"livecodebench:{lcb}")
+    assert [t.task_id for t in task_set.select(after="2023-06-10").tasks] == ["lcb/abc310_b", "lcb/1899_c"]
+    assert [t.task_id for t in task_set.select(after="2023-01-01", before="2023-06-10", limit=5).tasks] == ["lcb/abc300_a"]
+    with pytest.raises(TaskError, match="have no contest date"):
+        load_tasks("builtin:quick").select(after="2024-01-01")
+
+
+def test_run_config_checks_the_dates():
+    from harness.config import ConfigError, RunConfig
+
+    assert RunConfig(after="2024-08-01").validate().after == "2024-08-01"
+    with pytest.raises(ConfigError, match="after must be a date as YYYY-MM-DD"):
+        RunConfig(after="August").validate()

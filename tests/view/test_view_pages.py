@@ -272,3 +272,18 @@ def test_timeline_shows_recalled_lessons_with_score_and_source_task(tmp_path: Pa
     text = _text(t1)
     assert "Lessons recalled from similar tasks (1, ranked by BM25):" in text
     assert "score 2.346 · from builtin/top_k_words (run run-src)" in text and "Sort before you deduplicate." in text
+
+
+def test_run_page_pairs_recall_with_reflexion(tmp_path: Path, serve):
+    root = tmp_path / "results"
+    recs = []
+    for task, with_recall in (("T/a", True), ("T/b", False), ("T/c", True)):
+        recs.append(trial(task, "reflexion", 1, final=True, internal=True, hidden=False, stop="internal_pass"))
+        recs.append(trial(task, "reflexion+recall", 1, final=True, internal=True, hidden=with_recall,
+                          stop="internal_pass"))
+    write_run(root / "run-p", header("run-p", tasks=["T/a", "T/b", "T/c"], strategy="recall",
+                                      strategies=["reflexion", "reflexion+recall"]), recs)
+    server = serve(root)
+    _, html = get(server.url + "runs/run-p")
+    top = re.search(r'<p class="topline">(.*?)</p>', html, re.S).group(1)
+    assert top.startswith("reflexion+recall − reflexion: +66.7 points"), top
