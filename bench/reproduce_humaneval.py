@@ -10,7 +10,11 @@ authors published, where one is known. A gap far outside the CI points at the ha
 (prompt, extraction, grading), not the model. The last line is
 `humaneval baseline pass@1: <x> (published <y>)`, both in percent.
 
-With the embedded model this takes ~25 minutes on 2 cores: a bench, not a CI test.
+With the embedded model, one answer at a time (the earlier engine), this took about 22
+minutes on 2 cores: a bench, not a CI test. The local engine now answers up to
+--local-slots calls together (default: min(workers, 4)); --reproducible runs one slot,
+whose answers depend on the request alone. The bench prints how long the run took and
+with which engine and slots.
 --limit N runs the first N problems only (for a quick check; not comparable).
 Incomplete attempts (harness or model errors) are counted and left out, never scored
 as failures.
@@ -22,14 +26,16 @@ import json
 import os
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness import metrics  # noqa: E402
-from harness.report.runs import load_run  # noqa: E402
+from harness.rundata import metrics  # noqa: E402
+from harness.rundata import frames  # noqa: E402
+from harness.rundata.folder import load as load_run  # noqa: E402
 
 HUMANEVAL_TASKS = 164
 # pass@1 (%) on HumanEval from the Qwen2.5-Coder technical report (arXiv 2409.12186),
@@ -75,7 +81,10 @@ def run_baseline(args: argparse.Namespace, out: Path) -> tuple[int, Path | None]
            "--out", str(out), "--no-report"]
     if args.limit:
         cmd += ["--limit", str(args.limit)]
-    for flag, value in (("--sandbox", args.sandbox), ("--workers", args.workers), ("--max-tokens", args.max_tokens)):
+    if args.reproducible:
+        cmd.append("--reproducible")
+    for flag, value in (("--sandbox", args.sandbox), ("--workers", args.workers), ("--max-tokens", args.max_tokens),
+                        ("--local-slots", args.local_slots)):
         if value is not None:
             cmd += [flag, str(value)]
     print("$ " + " ".join(cmd[1:]), flush=True)
@@ -91,24 +100,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sandbox", choices=["docker", "process"], default=None)
     parser.add_argument("--workers", type=int, default=None, metavar="N")
     parser.add_argument("--max-tokens", type=int, default=None, metavar="N")
+    parser.add_argument("--local-slots", type=int, default=None, metavar="N",
+                        help="local model: calls the engine answers together (default: min(workers, 4))")
+    parser.add_argument("--reproducible", action="store_true",
+                        help="local model: one slot, answers bitwise the same run to run")
     parser.add_argument("--resume", type=Path, default=None, metavar="RUN_DIR",
                         help="finish an interrupted bench run (its own settings), then score it")
     parser.add_argument("--out", type=Path, default=ROOT / "results", metavar="DIR",
                         help="folder for the run folder (default results/)")
     args = parser.parse_args(argv)
 
+    started = time.monotonic()
     code, run_dir = run_baseline(args, args.out)
+    took = time.monotonic() - started
     if run_dir is None:
         print(f"error: the run wrote no run folder under {args.out} (exit code {code}); see its output above",
               file=sys.stderr)
         return code or 1
     run = load_run(run_dir)
-    trials = metrics.trials_frame(run.records)
-    attempts = metrics.attempts_frame(trials)
-    per_task = metrics.per_task_pass_at_k(attempts, metrics.BASELINE, 1)
+    trials = frames.trials_frame(run.records)
+    attempts = frames.attempts_frame(trials)
+    per_task = metrics.per_task_pass_at_k(attempts, frames.BASELINE, 1)
     est = metrics.estimate(per_task)
-    incomplete = metrics.incomplete_attempts(trials, run.error_keys).get(metrics.BASELINE, 0)
-    n_tasks = len(run.task_ids)
+    incomplete = frames.incomplete_attempts(trials, run.error_keys).get(frames.BASELINE, 0)
+    n_tasks = len(frames.task_ids_of(run.header, trials))
     print(f"bench: run folder {run_dir}")
     print(f"tasks: {est.tasks} scored of {n_tasks} run ({HUMANEVAL_TASKS} in HumanEval); "
           f"{incomplete} incomplete attempt(s), not scored")
@@ -125,6 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     if est.tasks < HUMANEVAL_TASKS:
         print(f"note: {est.tasks} of {HUMANEVAL_TASKS} tasks scored: not comparable with the published figure")
     shown = f"{published[0]:.1f}" if published else "unknown"
+    config = run.header.get("config") or {}
+    identity = run.header.get("model_identity") or {}
+    engine = f"{identity['engine']} {identity.get('engine_version', '')}".strip() if identity.get("engine") else None
+    print(f"took {took:.0f} s for {n_tasks} task(s) with --workers {config.get('workers')}"
+          + (f", engine {engine}" if engine else "")
+          + (f", {config.get('local_slots')} slot(s)" if args.model.split(':')[0] == 'local' else "")
+          + (" (reproducible)" if config.get("reproducible") else ""))
     print(f"humaneval baseline pass@1: {100 * est.value:.1f} (published {shown})")
     return code
 

@@ -28,8 +28,8 @@ class Meter:
                 self.cached_cost_usd = (self.cached_cost_usd or 0.0) + completion.cost_usd
             else:
                 self.cost_usd = (self.cost_usd or 0.0) + completion.cost_usd
-        # The backend's own latency excludes time queued behind other workers (the
-        # local model serves one call at a time). A cache hit took no model time (it
+        # The backend's own latency excludes time queued behind other workers (e.g.
+        # the local model's wait for a free slot). A cache hit took no model time (it
         # may have waited for an identical call in flight: that call counts the time).
         if not completion.cached:
             self.seconds += completion.latency_s if completion.latency_s > 0 else seconds

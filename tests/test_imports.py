@@ -127,12 +127,6 @@ def test_no_import_circle_in_the_packages():
     assert _cycles(import_graph()) == []
 
 
-# report/runs.py (the run-data layer's, being moved into harness/rundata) still raises the
-# CLI's UsageError; every other module keeps the rule.
-WAITING = {"the report and the view raise their own errors: only the CLI knows UsageError":
-           {"harness.report.runs imports harness.cli"}}
-
-
 @pytest.mark.parametrize("what, lower, higher", RULES, ids=[r[0] for r in RULES])
 def test_no_lower_layer_imports_a_higher_one(what, lower, higher):
     graph = import_graph()
@@ -141,7 +135,7 @@ def test_no_lower_layer_imports_a_higher_one(what, lower, higher):
         for module, targets in graph.items() if _in(module, lower)
         for target in targets if _in(target, higher)
     )
-    assert [w for w in wrong if w not in WAITING.get(what, set())] == [], what
+    assert wrong == [], what
 
 
 def test_the_graph_reader_sees_lazy_relative_and_from_imports(tmp_path):

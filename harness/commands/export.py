@@ -34,11 +34,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _main(args: argparse.Namespace) -> int:
     from harness.cli import UsageError
     from harness.report.export import ExportError, export
-    from harness.report.runs import load_run
+    from harness.rundata.folder import FolderError, load
 
     try:
-        exported = export(load_run(args.run_dir), args.fmt, args.out, args.strategy, args.tasks)
-    except ExportError as exc:
+        exported = export(load(args.run_dir), args.fmt, args.out, args.strategy, args.tasks)
+    except (ExportError, FolderError) as exc:
         raise UsageError(str(exc)) from None
     for item in exported:
         extra = f" ({item.incomplete} incomplete attempt(s) left out)" if item.incomplete else ""

@@ -271,24 +271,23 @@ def _open_view(run_dir: Path) -> Any:
 
 
 def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> int:
-    from harness.rundata import read_errors, write_json
-    from harness.summary import build_summary, format_summary
+    from harness.rundata import numbers
+    from harness.summary import format_summary
 
     records = result.records
     timings["model_s"] = round(sum(r.model_s for r in records), 3)
     timings["sandbox_s"] = round(sum(r.sandbox_s for r in records), 3)
+    failed = getattr(result, "failed", None) or {}
+    # The run's numbers, computed once with the session's end recorded: summary.json,
+    # the report and the table below all show them.
+    summary = numbers.end_session(result.run_dir, exit_code=1 if failed else 0, timings=timings)
     report_path = None
     if config.report:
         from harness.report import write_report
 
         t = time.perf_counter()
-        report_path = write_report(result.run_dir)
+        report_path = write_report(result.run_dir, doc=summary)
         timings["report_s"] = round(time.perf_counter() - t, 3)
-    # Written after the report (which writes its own derived summary.json): this one
-    # adds the run's timings, which only the run knows.
-    errors = read_errors(result.run_dir / "errors.jsonl")  # attempts stopped before any record count too
-    summary = {**build_summary(result.header, records, errors), "timings": timings}
-    write_json(result.run_dir / "summary.json", summary)
     print(format_summary(summary))
     print(
         "time: " + ", ".join(f"{k.removesuffix('_s')} {v:.1f}s" for k, v in timings.items())
@@ -297,7 +296,6 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
     print(f"run folder: {result.run_dir}")
     if report_path is not None:
         print(f"report: {report_path}")
-    failed = getattr(result, "failed", None) or {}
     if failed:
         parts = [f"{n} by a model error that outlived its retries" for n in [failed.get("model_error", 0)] if n]
         parts += [f"{n} by an unexpected exception (tracebacks in {result.run_dir / 'error.log'})"

@@ -55,6 +55,13 @@ from harness.models.registry import LOCAL_INSTALL_HINT
 
 log = logging.getLogger("harness.models")
 
+# The engine's OpenMP threads must sleep, not spin, while they wait for each other: a
+# spinning thread holds a core that the other threads of the same step (and the run's
+# sandbox workers) need, and on a busy machine 2 threads then made 1-2 tokens/s instead
+# of 32 (measured with SmolLM2 at a load average of 11-15 on 2 cores, see README).
+# Read by libgomp when xllamacpp is first imported, so it is set before that import.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 ENGINE = "xllamacpp"
 DEFAULT_SEED = 1234
 # Host memory for the server's cache of idle prompts (llama.cpp's default is 8 GiB).
@@ -177,6 +184,10 @@ class LocalModel:
                 self._in_flight -= 1
                 self._idle.notify_all()
         latency = time.monotonic() - started
+        timings = out.get("timings") or {}
+        if timings.get("prompt_ms") is not None and timings.get("predicted_ms") is not None:
+            # The engine's own time on the call: without the wait for a free slot.
+            latency = (float(timings["prompt_ms"]) + float(timings["predicted_ms"])) / 1000.0
         if "error" in out or "choices" not in out:
             raise ModelError(self._error_message(out))
         choice = out["choices"][0]

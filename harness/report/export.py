@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.extract import assemble_program
-from harness.report.runs import Run
+from harness.rundata.folder import RunFolder as Run
 from harness.tasks.base import Task
 
 FORMATS = ("humaneval", "livecodebench")

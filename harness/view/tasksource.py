@@ -70,7 +70,7 @@ def prompts_for(task: Task, attempt: Any, trial: int, header: dict[str, Any] | N
     """The Actor's messages at one trial, rebuilt with the run's prompt set (run.json's
     `prompts.folder` over the harness's templates), and a note on how faithful they are."""
     from harness.actor import Previous, messages_for
-    from harness.prompting import Prompts
+    from harness.prompting import Prompts, for_kind
 
     trials = {t.trial: t for t in attempt.trials}
     this = trials.get(trial)
@@ -99,7 +99,7 @@ def prompts_for(task: Task, attempt: Any, trial: int, header: dict[str, Any] | N
     recalled = [str(x.get("lesson") or "") for x in this.recalled]
     try:
         messages: list[Message] = messages_for(prompts, task, previous, lessons, recalled)
-        system = prompts.render("actor_system")
+        system = prompts.render(for_kind("actor_system", task.kind))
     except Exception as exc:  # noqa: BLE001 - templates of another version may want other variables
         return None, f"could not rebuild the prompt: {exc}"
     return [{"role": "system", "text": system}, *({"role": m.role, "text": m.content} for m in messages)], note

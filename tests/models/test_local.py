@@ -66,6 +66,7 @@ def test_answers_with_text_and_token_counts(model):
     assert 0 < completion.usage.output_tokens <= 16
     assert completion.stop_reason in ("end_turn", "max_tokens")
     assert completion.cost_usd == 0.0 and not completion.cached
+    assert 0 < completion.latency_s < 60  # the engine's own time on the call
     assert "smollm2" in completion.model.lower()
 
 
