@@ -13,7 +13,7 @@ Two runs of `python -m harness run`, as a researcher would type them:
    recall reading the first run's lessons, frozen at the start of the second.
 
 Then, from the second run's records with the project's own statistics
-(harness.metrics: equal footing, paired comparison with its bootstrap CI and
+(harness.rundata.metrics: equal footing, paired comparison with its bootstrap CI and
 McNemar's test, spend ratio): pass@1 with and without recall, the tokens recall
 costs, how many lessons each attempt was shown, and how often a recalled lesson came
 from a source attempt that was solved (the source run's hidden verdict) or was shown
@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness import metrics  # noqa: E402
+from harness.rundata import frames, metrics  # noqa: E402
 from harness.rundata import read_run_header, read_trials  # noqa: E402
 from harness.tasks import load_tasks  # noqa: E402
 
@@ -94,10 +94,10 @@ def smoke_script(specs: list[tuple[str, int]], path: Path) -> Path:
 def measure(run_dir: Path, source_dir: Path) -> dict:
     header = read_run_header(run_dir)
     records = read_trials(run_dir / "trials.jsonl")
-    trials = metrics.trials_frame(records)
-    attempts = metrics.attempts_frame(trials)
+    trials = frames.trials_frame(records)
+    attempts = frames.attempts_frame(trials)
     task_ids = header["tasks"]["task_ids"]
-    footing = metrics.equal_footing(attempts, [WITH, WITHOUT], all_tasks=task_ids)
+    footing = frames.equal_footing(attempts, [WITH, WITHOUT], all_tasks=task_ids)
     paired = metrics.paired_comparison(attempts, WITH, WITHOUT, tasks=footing.shared, all_tasks=task_ids)
     shared = set(footing.shared)
     on = [r for r in records if r.task_id in shared]
@@ -173,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target-tasks", default="humaneval", help="where they are recalled (default %(default)s)")
     ap.add_argument("--target-limit", type=int, default=20, help="the first N target tasks (default %(default)s)")
     ap.add_argument("--trials", type=int, default=3, help="trials per attempt (default %(default)s)")
+    ap.add_argument("--target-trials", type=int, help="trials per attempt on the target set (default: --trials)")
+    ap.add_argument("--source-run", type=Path, help="skip the gathering: recall from this earlier run folder")
     ap.add_argument("--k", type=int, default=3, help="lessons recalled per trial (default %(default)s)")
     ap.add_argument("--sandbox", help="docker (default) or process (--smoke's default)")
     ap.add_argument("--out", type=Path, help="folder for both runs (default: a new temporary folder)")
@@ -190,13 +192,14 @@ def main(argv: list[str] | None = None) -> int:
         model = "scripted:" + str(smoke_script([(args.source_tasks, source_limit), (args.target_tasks, target_limit)],
                                                out / "smoke_script.jsonl"))
     common = ["--model", model, "--out", str(out / "results"), "--memory-dir", str(out / "reflections"),
-              "--trials", str(args.trials), "--sandbox", str(sandbox), "--no-report", *args.extra.split()]
-    source_args = ["--tasks", args.source_tasks, "--strategy", "reflexion", *common]
+              "--sandbox", str(sandbox), "--no-report", *args.extra.split()]
+    source_args = ["--tasks", args.source_tasks, "--strategy", "reflexion", "--trials", str(args.trials), *common]
     if source_limit:
         source_args += ["--limit", str(source_limit)]
-    source = harness_run(source_args, out / "gather.log")
+    source = args.source_run or harness_run(source_args, out / "gather.log")
     target = harness_run(["--tasks", args.target_tasks, "--limit", str(target_limit), "--strategy", "recall",
-                          "--recall-from", str(source), "--recall-k", str(args.k), *common], out / "recall.log")
+                          "--trials", str(args.target_trials or args.trials), "--recall-from", str(source),
+                          "--recall-k", str(args.k), *common], out / "recall.log")
     m = measure(target, source)
     if args.json:
         args.json.write_text(json.dumps({k: v for k, v in m.items() if k != "paired"} | {

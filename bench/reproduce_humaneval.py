@@ -33,8 +33,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness import metrics  # noqa: E402
-from harness.report.runs import load_run  # noqa: E402
+from harness.rundata import metrics  # noqa: E402
+from harness.rundata import frames  # noqa: E402
+from harness.rundata.folder import load as load_run  # noqa: E402
 
 HUMANEVAL_TASKS = 164
 # pass@1 (%) on HumanEval from the Qwen2.5-Coder technical report (arXiv 2409.12186),
@@ -117,12 +118,12 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return code or 1
     run = load_run(run_dir)
-    trials = metrics.trials_frame(run.records)
-    attempts = metrics.attempts_frame(trials)
-    per_task = metrics.per_task_pass_at_k(attempts, metrics.BASELINE, 1)
+    trials = frames.trials_frame(run.records)
+    attempts = frames.attempts_frame(trials)
+    per_task = metrics.per_task_pass_at_k(attempts, frames.BASELINE, 1)
     est = metrics.estimate(per_task)
-    incomplete = metrics.incomplete_attempts(trials, run.error_keys).get(metrics.BASELINE, 0)
-    n_tasks = len(run.task_ids)
+    incomplete = frames.incomplete_attempts(trials, run.error_keys).get(frames.BASELINE, 0)
+    n_tasks = len(frames.task_ids_of(run.header, trials))
     print(f"bench: run folder {run_dir}")
     print(f"tasks: {est.tasks} scored of {n_tasks} run ({HUMANEVAL_TASKS} in HumanEval); "
           f"{incomplete} incomplete attempt(s), not scored")

@@ -314,12 +314,28 @@ class ExtractedIoTests:
     over_limit: int
 
 
+_OUTPUT_LINE = re.compile(r"^[ \t]*(?:expected[ \t]+)?output[ \t]*:?[ \t]*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _blocks(text: str) -> list[tuple[str, str]]:
+    """(tag, body) of the io fences; an input block that holds an "Output:" line of its
+    own (small models write both in one block) counts as an input and an output block."""
+    out: list[tuple[str, str]] = []
+    for tag, body in _IO_FENCE.findall(text):
+        split = _OUTPUT_LINE.search(body) if tag.lower() in ("input", "stdin") else None
+        if split is None:
+            out.append((tag, body))
+        else:
+            out += [(tag, body[: split.start()]), ("output", body[split.end():].lstrip("\n"))]
+    return out
+
+
 def extract_io_tests(text: str, max_tests: int) -> ExtractedIoTests:
     """Pairs of ```input / ```output blocks, in order, deduplicated, at most `max_tests`."""
     kept: list[tuple[str, str]] = []
     unpaired = empty = over = 0
     pending: str | None = None
-    for tag, body in _IO_FENCE.findall(text):
+    for tag, body in _blocks(text):
         is_input = tag.lower() in ("input", "stdin")
         if is_input:
             if pending is not None:

@@ -26,6 +26,7 @@ def _main(args: argparse.Namespace) -> int:
     from harness.cli import UsageError
     from harness.commands.view import parse_labels
     from harness.report import write_compare
+    from harness.rundata.folder import FolderError
 
     if len(args.run_dirs) < 2:
         raise UsageError("compare needs at least two run folders; for one run use `python -m harness report RUN_DIR`")
@@ -33,5 +34,8 @@ def _main(args: argparse.Namespace) -> int:
     unknown = sorted(set(labels) - {Path(p).name for p in args.run_dirs})
     if unknown:
         raise UsageError(f"--label {unknown[0]}=...: no such run among the folders given")
-    print(write_compare(args.run_dirs, args.out, view_port=args.view_port, labels=labels))
+    try:
+        print(write_compare(args.run_dirs, args.out, view_port=args.view_port, labels=labels))
+    except FolderError as exc:
+        raise UsageError(str(exc)) from None
     return 0

@@ -19,7 +19,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _main(args: argparse.Namespace) -> int:
+    from harness.cli import UsageError
     from harness.report import write_report
+    from harness.rundata.folder import FolderError
 
-    print(write_report(args.run_dir, view_port=args.view_port))
+    try:
+        print(write_report(args.run_dir, view_port=args.view_port))
+    except FolderError as exc:
+        raise UsageError(str(exc)) from None
     return 0

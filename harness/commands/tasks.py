@@ -67,13 +67,14 @@ def show_command(args: argparse.Namespace) -> int:
         hint = f"; did you mean: {', '.join(near)}" if near else f"; see: python -m harness tasks list {args.spec}"
         raise UsageError(f"no task {args.task_id!r} in {task_set.name}{hint}") from None
     print(f"task:        {task.task_id}  ({task_set.name})")
-    print(f"entry point: {task.entry_point}")
+    if task.kind == "io":
+        print(f"kind:        io: a whole program, stdin -> stdout, compared by the {task.compare!r} rule")
+    else:
+        print(f"entry point: {task.entry_point}")
     print(f"tags:        {', '.join(task.tags) or '-'}")
     if task.timeout_s is not None:
         print(f"timeout:     {task.timeout_s:g} s per hidden test")
     _section("prompt (what the agent sees)", task.prompt)
-    if task.kind != "function":
-        print(f"kind:        {task.kind} (stdin -> stdout, compared by the {task.compare!r} rule)")
     for i, test in enumerate(task.hidden_tests, start=1):
         _section(f"hidden test {i} of {len(task.hidden_tests)}", _shown(test))
     for i, test in enumerate(task.public_tests, start=1):

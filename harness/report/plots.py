@@ -1,4 +1,5 @@
-"""Plots as SVG text (matplotlib's object API, no pyplot: no global figure state)."""
+"""Plots of a run's numbers as SVG text (matplotlib's object API, no pyplot: no global
+figure state). The report and the view draw the same figures from the same tables."""
 from __future__ import annotations
 
 import io
@@ -10,7 +11,7 @@ from matplotlib.figure import Figure
 
 import pandas as pd
 
-from harness.metrics import BASELINE
+from harness.rundata.frames import BASELINE
 
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 _STRATEGY_STYLE = {"reflexion": ("-", "o"), "feedback": ("-.", "^"), "resample": ((0, (5, 1, 1, 1, 1, 1)), "v"),
@@ -31,7 +32,8 @@ def _label(run: str, strategy: str, many_runs: bool) -> str:
     return text.replace("$", r"\$")  # a bare $ would start matplotlib mathtext
 
 
-def _svg(fig: Figure, salt: str) -> str:
+def svg(fig: Figure, salt: str) -> str:
+    """A figure as SVG text, the same bytes for the same figure and salt."""
     FigureCanvasAgg(fig)
     buf = io.StringIO()
     # Fixed salt and no date: the same run gives the same SVG; distinct salts keep
@@ -48,16 +50,18 @@ def inline(svg: str) -> str:
     return re.sub(r'<svg([^>]*?)\swidth="[^"]*"\s+height="[^"]*"', r'<svg\1 width="100%"', body, count=1)
 
 
-def pass1_by_trial_svg(table: pd.DataFrame) -> str:
+def pass1_by_trial_svg(table: pd.DataFrame, salt: str = "") -> str:
     """pass@1 against trial for iterating strategies, with 95% CI bands; the
     baseline's pass@1 as a dashed reference line."""
     fig = Figure(figsize=(7.0, 4.0))
     ax = fig.add_subplot()
+    if "run" not in table.columns:
+        table = table.assign(run="")
     runs = list(dict.fromkeys(table["run"])) if not table.empty else []
     strategies = list(dict.fromkeys(table["strategy"])) if not table.empty else []
     many = len(runs) > 1
     top = int(table["trial"].max()) if not table.empty else 1
-    for (run, strategy), g in table.groupby(["run", "strategy"], sort=False):
+    for (run, strategy), g in (table.groupby(["run", "strategy"], sort=False) if not table.empty else []):
         color, line, marker = _style(run, strategy, runs, strategies)
         label = _label(run, strategy, many)
         if strategy == BASELINE:
@@ -77,17 +81,19 @@ def pass1_by_trial_svg(table: pd.DataFrame) -> str:
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
     ax.set_title("pass@1 by trial (bands: 95% bootstrap CI over tasks)", fontsize=10)
-    return _svg(fig, "pass1-by-trial")
+    return svg(fig, f"pass1-by-trial{salt}")
 
 
-def compute_svg(curve: pd.DataFrame) -> str:
+def compute_svg(curve: pd.DataFrame, salt: str = "") -> str:
     """Pass rate against mean model calls and mean tokens per task."""
     fig = Figure(figsize=(9.0, 3.8))
     axes = fig.subplots(1, 2)
+    if "run" not in curve.columns:
+        curve = curve.assign(run="")
     runs = list(dict.fromkeys(curve["run"])) if not curve.empty else []
     strategies = list(dict.fromkeys(curve["strategy"])) if not curve.empty else []
     many = len(runs) > 1
-    for (run, strategy), g in curve.groupby(["run", "strategy"], sort=False):
+    for (run, strategy), g in (curve.groupby(["run", "strategy"], sort=False) if not curve.empty else []):
         color, style, marker = _style(run, strategy, runs, strategies)
         label = _label(run, strategy, many)
         kind = g["kind"] if "kind" in g else pd.Series(["agent"] * len(g), index=g.index)
@@ -106,4 +112,4 @@ def compute_svg(curve: pd.DataFrame) -> str:
         ax.grid(alpha=0.3)
     axes[0].legend(loc="lower right", fontsize=7)
     fig.suptitle("Pass rate against compute: one point per trial budget t (or baseline samples k)", fontsize=10)
-    return _svg(fig, "compute")
+    return svg(fig, f"compute{salt}")

@@ -1,8 +1,10 @@
-"""Report writing: tables -> CSV, Markdown and one self-contained HTML file.
+"""Report writing: a run's numbers -> CSV, Markdown and one self-contained HTML file.
 
-The HTML has inline CSS and inline SVG plots, no script and no external resource,
-so it opens offline from file://. Every model-written string is escaped by jinja2's
-autoescape; only the SVG that matplotlib drew is marked safe.
+Every figure and sentence comes from harness.rundata.numbers (summary.json's
+document); this module only lays them out. The HTML has inline CSS and inline SVG
+plots, no script and no external resource, so it opens offline from file://. Every
+model-written string is escaped by jinja2's autoescape; only the SVG that matplotlib
+drew is marked safe.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 from urllib.parse import quote
@@ -22,21 +24,38 @@ from markupsafe import Markup
 
 from harness import __version__
 from harness.report import plots
-from harness.report.answer import across_runs, answer
-from harness.report.runs import Run, load_run, load_runs
-from harness.report.tables import RunFrames, Tables, build_tables
-from harness.rundata import write_json
-from harness.summary import build_summary
-
+from harness.rundata import folder, frames, numbers, timeline, wording
 
 # `harness view` serves on this port unless told otherwise (harness/view/README.md
 # gives the URL scheme the report links to).
 VIEW_PORT = 8765
 
 
-def view_url(run: Run, port: int, task_id: str | None = None, anchor: str | None = None) -> str:
+@dataclass(frozen=True)
+class Source:
+    """One run as a report shows it: its folder, a label, its frames and its numbers."""
+
+    run: folder.RunFolder
+    label: str
+    frames: frames.Frames
+    numbers: dict[str, Any]
+
+    @property
+    def run_dir(self) -> Path:
+        return self.run.run_dir
+
+
+def source(run: folder.RunFolder, label: str | None = None, doc: dict[str, Any] | None = None) -> Source:
+    trials = frames.trials_frame(run.records)
+    label = label or str(run.header.get("run_id") or run.run_dir.name)
+    if doc is None:
+        doc = numbers.of_folder(run)
+    return Source(run, label, frames.prepare(run.header, trials, run.errors), doc)
+
+
+def view_url(run_dir: Path, port: int, task_id: str | None = None, anchor: str | None = None) -> str:
     """A page of `harness view` for this run: /runs/<run folder name>[/tasks/<task id>]."""
-    url = f"http://127.0.0.1:{port}/runs/{quote(run.run_dir.name, safe='')}"
+    url = f"http://127.0.0.1:{port}/runs/{quote(Path(run_dir).name, safe='')}"
     if task_id is not None:
         url += f"/tasks/{quote(task_id, safe='/')}"
     if anchor:
@@ -63,22 +82,31 @@ class View:
     csv: str | None = None
 
 
+_RATES = {"pass", "ci_low", "ci_high", "pass@1", "fp_rate", "fn_rate", "share", "pass_rate",
+          "oracle_best_of_k_calls", "oracle_best_of_k_tokens"}
+
+
 def _fmt(value: Any, column: str) -> str:
+    """One format per kind of number (harness.rundata.wording)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
+        return wording.DASH
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
+        if column in _RATES:
+            return wording.pct(value)
+        if column == "diff":
+            return wording.points(value)
         if column == "p_value":
-            return f"{value:.4g}"
+            return wording.pvalue(value)
+        if column.endswith("_ratio"):
+            return wording.ratio(value)
         if column in ("cost_usd", "cached_cost_usd"):
             return f"{value:.4f}"
-        if column == "minutes":
-            return f"{value:,.2f}"
-        if column in ("calls", "tokens", "wall_s", "mean_calls", "mean_trials") or "per_sample" in column:
-            return f"{value:,.1f}"
-        return f"{value:.3f}"
-    if isinstance(value, int) and not isinstance(value, bool):
+        if column == "summed_s":
+            return wording.duration(value)
+        return f"{value:,.1f}"
+    if isinstance(value, int):
         return f"{value:,}" if "tokens" in column else str(value)
     return str(value)
 
@@ -92,9 +120,11 @@ def _view(key: str, title: str, note: str, df: pd.DataFrame, single: bool, csv: 
     if single and "run" in df.columns:
         df = df.drop(columns="run")
     if ci and {"ci_low", "ci_high"} <= set(df.columns):
-        df = df.assign(**{"95% CI": [f"[{_fmt(lo, 'x')}, {_fmt(hi, 'x')}]"
-                                     for lo, hi in zip(df["ci_low"], df["ci_high"])]})
-        df = df.drop(columns=["ci_low", "ci_high"])
+        low, high = df["ci_low"], df["ci_high"]
+        is_diff = "diff" in df.columns
+        df = df.drop(columns=["ci_low", "ci_high"]).assign(**{"95% CI": [
+            f"[{wording.points(lo)}, {wording.points(hi)}]" if is_diff else wording.ci(lo, hi)
+            for lo, hi in zip(low, high)]})
     cols = list(df.columns)
     rows = [[Cell(_fmt(v, c), css="" if _numeric(v) else "txt") for v, c in zip(rec, cols)]
             for rec in df.itertuples(index=False)]
@@ -107,221 +137,124 @@ def task_anchor(task_id: str) -> str:
     return f"task-{slug}-{hashlib.sha1(task_id.encode()).hexdigest()[:6]}"
 
 
-def _per_task_view(per_task: pd.DataFrame, single: bool, run: Run | None = None, port: int = VIEW_PORT) -> View:
+# ------------------------------------------------------------------ tables of numbers
+
+def _table(sources: Sequence[Source], key: str) -> pd.DataFrame:
+    parts = [pd.DataFrame(s.numbers.get(key) or []).assign(run=s.label) for s in sources]
+    parts = [p for p in parts if len(p.columns) > 1]
+    if not parts:
+        return pd.DataFrame()
+    df = pd.concat(parts, ignore_index=True)
+    return df[["run", *[c for c in df.columns if c != "run"]]]
+
+
+def per_task_frame(sources: Sequence[Source]) -> pd.DataFrame:
+    """per_task.csv: one row per run x task x strategy, from the numbers' per-task table."""
+    rows = []
+    for s in sources:
+        for t in s.numbers.get("per_task") or []:
+            for strategy, c in t["strategies"].items():
+                rows.append({"run": s.label, "task_id": t["task_id"], "strategy": strategy,
+                             "attempts": c["attempts"], "passed": c["passed"], "pass_rate": c["pass_rate"],
+                             "mean_trials": c["mean_trials"], "mean_calls": c["mean_calls"],
+                             "incomplete_attempts": c["incomplete"], "errors": c["errors"],
+                             "compared": t["compared"]})
+    return pd.DataFrame(rows, columns=["run", "task_id", "strategy", "attempts", "passed", "pass_rate",
+                                       "mean_trials", "mean_calls", "incomplete_attempts", "errors", "compared"])
+
+
+def _per_task_view(sources: Sequence[Source], single: bool, port: int) -> View:
     """Task rows, one column per (run, strategy): passed/attempts, linked to details
     (and, for one run, to the task's page in `harness view`)."""
-    if per_task.empty:
-        return View("per_task", "Per task", "", ["task"], [], "per_task.csv")
-    series = list(dict.fromkeys(zip(per_task["run"], per_task["strategy"])))
-    names = [s if single else f"{s} ({r})" for r, s in series]
+    series = list(dict.fromkeys((s.label, name) for s in sources for name in s.numbers["strategies"]))
+    names = [name if single else f"{name} ({label})" for label, name in series]
+    by_task: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+    compared: dict[str, bool] = {}
+    for s in sources:
+        for t in s.numbers.get("per_task") or []:
+            for strategy, c in t["strategies"].items():
+                by_task.setdefault(t["task_id"], {})[(s.label, strategy)] = c
+            compared[t["task_id"]] = compared.get(t["task_id"], True) and t["compared"]
     rows = []
-    for task_id, g in per_task.groupby("task_id", sort=True):
-        by = {(r, s): row for r, s, row in zip(g["run"], g["strategy"], g.itertuples(index=False))}
-        cells = [Cell(str(task_id), href=f"#{task_anchor(str(task_id))}" if single else None, css="txt")]
+    for task_id in sorted(by_task):
+        cells = [Cell(task_id, href=f"#{task_anchor(task_id)}" if single else None, css="txt")]
         for key in series:
-            row = by.get(key)
-            if row is None:
-                cells.append(Cell("-"))
+            c = by_task[task_id].get(key)
+            if c is None:
+                cells.append(Cell(wording.DASH))
                 continue
-            text = f"{row.passed}/{row.attempts}"
-            if row.incomplete_attempts:
-                text += f" (+{row.incomplete_attempts} incomplete)"
-            if row.errors:
-                text += f", {row.errors} err"
-            rate = row.pass_rate
-            css = "" if rate is None or (isinstance(rate, float) and math.isnan(rate)) else (
-                "pass" if rate > 0.5 else "fail")
-            cells.append(Cell(text, css=css))
-        compared = bool(g["compared"].all()) if "compared" in g else True
-        cells.append(Cell("yes" if compared else "left out", css="" if compared else "txt warn"))
-        if single and run is not None:
-            cells.append(Cell("view", href=view_url(run, port, str(task_id)), css="txt"))
+            text = f"{c['passed']}/{c['attempts']}"
+            if c["incomplete"]:
+                text += f" (+{c['incomplete']} incomplete)"
+            if c["errors"]:
+                text += f", {c['errors']} err"
+            rate = c["pass_rate"]
+            cells.append(Cell(text, css="" if rate is None else ("pass" if rate > 0.5 else "fail")))
+        ok = compared.get(task_id, False)
+        cells.append(Cell("yes" if ok else "left out", css="" if ok else "txt warn"))
+        if single:
+            cells.append(Cell("view", href=view_url(sources[0].run_dir, port, task_id), css="txt"))
         rows.append(cells)
     note = ("Hidden-test passes of final trials / complete attempts; \"left out\": not completed by every "
             "strategy, so in no figure. "
             + ("Each task links to its trials below, and to its page in `harness view`." if single
                else "Trial details are in each run's own report."))
-    columns = ["task", *names, "compared"] + (["harness view"] if single and run is not None else [])
+    columns = ["task", *names, "compared"] + (["harness view"] if single else [])
     return View("per_task", "Per task", note, columns, rows, "per_task.csv")
 
 
 # How the side-by-side table names summary.json's fields (its CSV keeps the keys).
 HEADLINE_LABELS = {
-    "model_calls": "model calls", "input_tokens": "input tokens", "output_tokens": "output tokens",
-    "cost_usd": "cost (USD)", "cached_cost_usd": "cost of cache-served answers (USD, not spent)",
-    "errors": "trials with unusable output", "wall_s": "time spent, summed (min)",
-    "attempts": "complete attempts", "incomplete_attempts": "incomplete attempts (not scored)",
-    "tasks_scored": "tasks compared", "tasks_completed": "tasks it completed",
+    "model_calls": "model calls", "cached_calls": "of which cached", "input_tokens": "input tokens",
+    "output_tokens": "output tokens", "tokens": "tokens", "cost_usd": "cost (USD)",
+    "cached_cost_usd": "cost of cache-served answers (USD, not spent)",
+    "errors": "trials with unusable output", "summed_s": "trial time summed over workers",
+    "calls_per_attempt": "calls per attempt", "attempts": "complete attempts",
+    "incomplete_attempts": "incomplete attempts (not scored)", "tasks_scored": "tasks compared",
+    "tasks_completed": "tasks it completed",
 }
 
 
-def headline(runs: Sequence[Run]) -> tuple[View, pd.DataFrame]:
+def headline(sources: Sequence[Source]) -> tuple[View, pd.DataFrame]:
     """The summary.json figures side by side: one row per figure, one column per
     run x strategy (the first thing a reader compares)."""
     shown: dict[str, dict[str, str]] = {}
     raw: dict[str, dict[str, Any]] = {}
-    for run in runs:
-        summary = build_summary(run.header, run.records, run.errors)
-        for strategy, s in summary["strategies"].items():
-            col = strategy if len(runs) == 1 else f"{strategy} ({run.label})"
+    for src in sources:
+        for strategy, s in src.numbers["strategies"].items():
+            col = strategy if len(sources) == 1 else f"{strategy} ({src.label})"
             entry: dict[str, str] = {}
             values: dict[str, Any] = {}
-            for key, value in s.items():
-                if key.startswith("pass@") and not key.endswith(("_ci95", "_by_trial")):
-                    lo, hi = s.get(f"{key}_ci95", [None, None])
-                    entry[key] = f"{_fmt(value, key)} [{_fmt(lo, key)}, {_fmt(hi, key)}]"
-                    values.update({key: value, f"{key} ci_low": lo, f"{key} ci_high": hi})
+            for k in src.numbers["k"]:
+                key = f"pass@{k}"
+                lo, hi = s.get(f"{key}_ci95", [None, None])
+                entry[f"{key} [95% CI]"] = wording.rate_with_ci(s.get(key), lo, hi)
+                values.update({key: s.get(key), f"{key} ci_low": lo, f"{key} ci_high": hi})
             for t, value in enumerate(s["pass@1_by_trial"], 1):
-                entry[f"pass@1 at trial {t}"] = _fmt(value, "pass")
+                entry[f"pass@1 at trial {t}"] = wording.pct(value)
                 values[f"pass@1 at trial {t}"] = value
-            for kind, of_kind in (summary.get("by_kind") or {}).items():  # a run that mixes kinds
+            for kind, of_kind in (src.numbers.get("by_kind") or {}).items():  # a run that mixes kinds
                 k = of_kind.get(strategy) or {}
-                lo, hi = k.get("pass@1_ci95", [None, None])
                 label = f"pass@1 on {kind} tasks ({of_kind.get('tasks')})"
-                entry[label] = f"{_fmt(k.get('pass@1'), 'pass@1')} [{_fmt(lo, 'pass@1')}, {_fmt(hi, 'pass@1')}]"
+                entry[label] = wording.rate_with_ci(k.get("pass@1"), *(k.get("pass@1_ci95") or [None, None]))
                 values[label] = k.get("pass@1")
-            for key in ("model_calls", "input_tokens", "output_tokens", "cost_usd", "cached_cost_usd",
-                        "errors", "wall_s",
-                        "attempts", "incomplete_attempts", "tasks_scored", "tasks_completed"):
-                shown_value = s.get(key) / 60 if key == "wall_s" and s.get(key) is not None else s.get(key)
-                entry[HEADLINE_LABELS[key]] = _fmt(shown_value, "minutes" if key == "wall_s" else key)
-                values[key] = s.get(key)
+            for key, label in HEADLINE_LABELS.items():
+                v = s.get(key)
+                entry[label] = (wording.duration(v) if key == "summed_s" else
+                                f"{v:,.1f}" if key == "calls_per_attempt" and v is not None else _fmt(v, key))
+                values[key] = v
             shown[col], raw[col] = entry, values
     df = pd.DataFrame(shown).fillna("")
-    df.index.name = "figure"
     figures = list(dict.fromkeys(k for v in raw.values() for k in v))
-    # built row by row as objects, so that counts stay integers in the CSV
     csv = pd.DataFrame([[raw[c].get(f) for c in raw] for f in figures], index=figures, columns=list(raw), dtype=object)
     csv.index.name = "figure"
     view = View("headline", "Side by side", "pass@k with [95% bootstrap CI] on the tasks every strategy "
-                "completed (tasks_scored); the figures of summary.json, one "
-                "column per " + ("strategy." if len(runs) == 1 else "run x strategy."),
+                "completed (tasks compared); spend and times over the whole run; one column per "
+                + ("strategy." if len(sources) == 1 else "run x strategy."),
                 ["figure", *df.columns],
                 [[Cell(str(idx), css="txt"), *(Cell(str(v)) for v in row)] for idx, row in df.iterrows()],
                 "headline.csv")
     return view, csv.reset_index()
-
-
-# ------------------------------------------------------------------ trial details
-
-@dataclass(frozen=True)
-class TrialView:
-    trial: int
-    final: bool
-    stop_reason: str | None
-    hidden_passed: bool
-    hidden_summary: str
-    internal_passed: bool | None
-    error: str | None
-    code: str
-    tests: list[tuple[str, str, str]]  # (test, status, detail)
-    feedback_shown: str
-    memory_shown: list[str]
-    lesson: str | None
-    lesson_label: str
-    testgen: str
-    testgen_raw: str
-    spend: str
-
-
-@dataclass(frozen=True)
-class AttemptView:
-    strategy: str
-    attempt: int
-    complete: bool
-    verdict: str
-    trials: list[TrialView] = field(default_factory=list)
-    view_url: str = ""
-
-
-@dataclass(frozen=True)
-class TaskView:
-    task_id: str
-    anchor: str
-    attempts: list[AttemptView]
-    view_url: str = ""
-
-
-def _lesson_label(rec: Any) -> str:
-    """Schema 1 kept a lesson on the trial it was about; from schema 2 on it sits on
-    the trial whose start wrote it (and whose cost it is)."""
-    if int(getattr(rec, "schema", 1) or 1) >= 2:
-        return f"Lesson written at the start of this trial, about trial {rec.trial - 1}:"
-    return "Lesson written after this trial:"
-
-
-def _trial_view(rec: Any, previous_feedback: str) -> TrialView:
-    results = {}
-    for r in rec.internal_results:
-        results.setdefault(r.test, r)
-    tests = [(t, results[t].status if t in results else "not run", results[t].detail if t in results else "")
-             for t in rec.internal_tests]
-    tests += [(r.test, r.status, r.detail) for r in rec.internal_results if r.test not in set(rec.internal_tests)]
-    hidden_ok = sum(1 for r in rec.hidden_results if r.status == "passed")
-    hidden_summary = f"{hidden_ok}/{len(rec.hidden_results)} hidden tests passed" if rec.hidden_results else ""
-    testgen, testgen_raw = "", ""
-    if rec.testgen:
-        # whatever counts the loop records (kept, dropped_unparseable, ...), shown as they are
-        counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(rec.testgen.items()) if k != "raw_output")
-        testgen = f"test writer: {counts}" if counts else "test writer"
-        testgen_raw = str(rec.testgen.get("raw_output") or "")
-    cost = f", ${rec.cost_usd:.4f}" if rec.cost_usd is not None else ""
-    spend = (f"{rec.model_calls} calls ({rec.cached_calls} cached), {rec.input_tokens}+{rec.output_tokens} tokens"
-             f"{cost}, {rec.wall_s:.1f} s")
-    return TrialView(rec.trial, rec.final, rec.stop_reason, bool(rec.hidden_passed), hidden_summary,
-                     rec.internal_passed, rec.error, rec.code, tests, previous_feedback,
-                     list(rec.memory_shown), rec.lesson, _lesson_label(rec), testgen, testgen_raw, spend)
-
-
-def task_views(rf: RunFrames, port: int = VIEW_PORT) -> list[TaskView]:
-    order = {s: i for i, s in enumerate(rf.strategies)}
-    by_attempt: dict[tuple[str, str, int], list[Any]] = {}
-    for rec in rf.run.records:
-        by_attempt.setdefault((rec.task_id, rec.strategy, rec.attempt), []).append(rec)
-    tasks: dict[str, list[AttemptView]] = {}
-    for (task_id, strategy, attempt), recs in sorted(
-            by_attempt.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 99), kv[0][2])):
-        recs = sorted({r.trial: r for r in recs}.values(), key=lambda r: r.trial)
-        final = next((r for r in recs if r.final), None)
-        views, prev = [], ""
-        for rec in recs:
-            views.append(_trial_view(rec, prev))
-            prev = rec.feedback
-            if rec.final:
-                break
-        if final is None:
-            verdict = "incomplete (no final trial): not scored"
-        else:
-            verdict = f"final trial {final.trial}: hidden {'PASS' if final.hidden_passed else 'FAIL'}"
-        tasks.setdefault(task_id, []).append(AttemptView(
-            strategy, attempt, final is not None, verdict, views,
-            view_url(rf.run, port, task_id, f"{strategy}-{attempt}")))
-    for task_id, strategy, attempt in sorted(set(rf.run.error_keys)):  # stopped before any trial record
-        if (task_id, strategy, attempt) not in by_attempt:
-            tasks.setdefault(task_id, []).append(AttemptView(
-                strategy, attempt, False, "incomplete (no trial recorded; see errors.jsonl): not scored", [],
-                view_url(rf.run, port, task_id, f"{strategy}-{attempt}")))
-    return [TaskView(t, task_anchor(t), sorted(a, key=lambda v: (order.get(v.strategy, 99), v.attempt)),
-                     view_url(rf.run, port, t)) for t, a in sorted(tasks.items())]
-
-
-# ------------------------------------------------------------------ assembling
-
-def _env() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("harness", "templates"),
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default_for_string=True),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters["md"] = _md_cell
-    return env
-
-
-def _md_cell(text: Any) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 def _first(d: dict[str, Any], *keys: str) -> Any:
@@ -331,10 +264,11 @@ def _first(d: dict[str, Any], *keys: str) -> Any:
     return None
 
 
-def provenance(run: Run) -> dict[str, str]:
+def provenance(header: dict[str, Any]) -> dict[str, str]:
     """What the run's numbers depend on beyond model and tasks, read from run.json
     defensively (older runs record less): long-term memory, prompt set, MBPP form."""
-    cfg, head = run.config, run.header
+    head = header
+    cfg = head.get("config") if isinstance(head.get("config"), dict) else {}
     mem = head.get("memory") if isinstance(head.get("memory"), dict) else {}
     namespace = _first(mem, "namespace") or cfg.get("memory_namespace")
     earlier = _first(mem, "earlier_lessons", "lessons_from_earlier_runs", "preloaded_lessons", "lessons_at_start")
@@ -384,6 +318,8 @@ def provenance(run: Run) -> dict[str, str]:
     return out
 
 
+
+
 def recall_line(header: dict[str, Any]) -> str:
     """What a reflexion+recall run recalled from: source, digest, K, scope, ranking,
     hygiene ("" for a run without recall)."""
@@ -401,112 +337,148 @@ def recall_line(header: dict[str, Any]) -> str:
             + (f"; left out or cut: {left_text}" if left_text else ""))
 
 
-def _run_info(run: Run, port: int = VIEW_PORT) -> dict[str, Any]:
-    cfg, tasks = run.config, run.header.get("tasks") or {}
-    git = run.header.get("git") or {}
+def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View]:
+    t = {key: _table(sources, key) for key in ("pass_at_k", "by_trial", "compute_matched", "compute_curve",
+                                               "self_test", "stopped_fp", "resources")}
+    t["paired"] = _paired_table(sources)
     return {
-        "label": run.label,
-        "dir": str(run.run_dir),
-        "created_at": run.header.get("created_at", ""),
-        "model": cfg.get("model", ""),
-        "tasks": f"{tasks.get('name') or tasks.get('spec') or '?'} ({tasks.get('count', '?')} tasks, digest {str(tasks.get('digest', '?'))[:16]})",
-        "settings": ", ".join(f"{k}={cfg[k]}" for k in ("strategies", "samples", "trials", "k", "temperature", "seed")
-                              if k in cfg),
-        "provenance": provenance(run),
-        "view_url": view_url(run, port),
-        "results_dir": str(run.run_dir.parent),
-        "git": f"{str(git.get('commit', '?'))[:12]}{' (dirty)' if git.get('dirty') else ''}" if git else "",
-        "oracle_feedback": run.oracle_feedback,
-        "config_json": json.dumps(cfg, indent=2, sort_keys=True, default=str),
-        "versions": json.dumps(run.header.get("versions") or {}, sort_keys=True, default=str),
-    }
-
-
-def _views(tables: Tables, single: bool, run: Run, port: int) -> dict[str, View]:
-    v = {
         "pass_at_k": _view("pass_at_k", "pass@k", "Unbiased estimator (Chen et al. 2021) over each task's complete "
-                           "attempts, final trials only; mean over the tasks every strategy completed (tasks; "
-                           "excluded: the run's other tasks, in no figure) with a 95% bootstrap CI "
-                           "(2000 resamples of tasks, seeded).", tables.pass_at_k, single, "pass_at_k.csv", ci=True),
-        "pass1_by_trial": _view("pass1_by_trial", "pass@1 by trial, table", "Share of attempts whose implementation at trial "
-                                "min(t, last trial) passes the hidden tests (per task over attempts, then over tasks).",
-                                tables.pass1_by_trial, single, "pass1_by_trial.csv", ci=True),
+                           "attempts, final trials only; mean over the tasks every strategy completed, with a 95% "
+                           "bootstrap CI (2000 resamples of tasks, seeded).", t["pass_at_k"], single, "pass_at_k.csv",
+                           ci=True),
+        "pass1_by_trial": _view("pass1_by_trial", "pass@1 by trial, table", "Share of attempts whose implementation "
+                                "at trial min(t, last trial) passes the hidden tests (per task over attempts, then "
+                                "over tasks).", t["by_trial"], single, "pass1_by_trial.csv", ci=True),
         "compute_matched": _view("compute_matched", "Upper bound only: baseline best-of-k picked by the hidden tests",
-                                 "An oracle, not a rival an agent could run: the baseline's best of k samples as chosen "
-                                 "by the hidden tests (pass@k), with k = round(the strategy's mean calls (tokens) per "
-                                 "attempt / baseline calls (tokens) per sample); empty where the run has fewer baseline "
-                                 "samples per task than k. The compute-matched rival an agent can run is resample, in "
-                                 "the curve above. Calls include response-cache hits.",
-                                 tables.compute_matched, single, "compute_matched.csv"),
-        "compute_curve": _view("compute_curve", "Pass rate against compute", "Mean calls and tokens per task spent up to "
-                               "trial t (every strategy with a trial loop: reflexion, feedback, resample), each call "
-                               "charged to the trial it serves (the lesson written after trial t counts in trial t+1); "
-                               "the baseline at one sample (kind agent) and its best of k by the hidden tests "
-                               "(kind oracle: an upper bound only).", tables.compute_curve, single,
-                               "compute_curve.csv"),
+                                 "An oracle, not a rival an agent could run: the baseline's best of k samples as "
+                                 "chosen by the hidden tests (pass@k), with k = round(the strategy's mean calls "
+                                 "(tokens) per attempt / baseline calls (tokens) per sample); empty where the run has "
+                                 "fewer baseline samples per task than k. The compute-matched rival an agent can run "
+                                 "is resample, in the curve above. Calls include response-cache hits.",
+                                 t["compute_matched"], single, "compute_matched.csv"),
+        "compute_curve": _view("compute_curve", "Pass rate against compute", "Mean calls and tokens per task spent up "
+                               "to trial t (every strategy with a trial loop), each call charged to the trial it "
+                               "serves (the lesson written after trial t counts in trial t+1); the baseline at one "
+                               "sample (kind agent) and its best of k by the hidden tests (kind oracle: an upper "
+                               "bound only).", t["compute_curve"], single, "compute_curve.csv"),
         "paired": _view("paired", "Paired comparison on the same tasks", "On the tasks every strategy completed "
-                        "(tasks; excluded = the run's other tasks). diff = pass@1 of a minus b with its paired "
-                        "bootstrap 95% CI (tasks resampled with both results). McNemar's exact two-sided test over "
-                        "attempt pairs (attempt i of a with attempt i of b on the same task, every attempt): fixed = "
-                        "a passed, b failed; broken = the reverse. calls_ratio / tokens_ratio: a's mean spend per "
-                        "attempt over b's.", tables.paired, single, "paired.csv", ci=True),
+                        "(tasks; excluded = the run's other tasks). diff = pass@1 of a minus b in points with its "
+                        "paired bootstrap 95% CI (tasks resampled with both results). McNemar's exact two-sided test "
+                        "over attempt pairs (attempt i of a with attempt i of b on the same task): fixed = a passed, "
+                        "b failed; broken = the reverse. calls_ratio / tokens_ratio: a's mean spend per attempt over "
+                        "b's.", t["paired"], single, "paired.csv", ci=True),
         "self_test": _view("self_test", "Self-test quality by trial", "false_positive: internal tests passed, hidden "
                            "failed; false_negative: internal failed, hidden passed; rates are shares of the trials at "
-                           "that trial number.", tables.self_test, single, "self_test.csv"),
+                           "that trial number.", t["self_test"], single, "self_test.csv"),
         "stopped_fp": _view("stopped_fp", "Attempts stopped on a false positive", "Attempts that stopped because all "
-                            "internal tests passed, and how many of them fail the hidden tests.", tables.stopped_fp,
+                            "internal tests passed, and how many of them fail the hidden tests.", t["stopped_fp"],
                             single, "stopped_on_false_positive.csv"),
         "resources": _view("resources", "Tokens, cost, model calls and time", "Totals over every recorded trial, "
-                           "incomplete attempts included. wall_s adds up trial wall times; strategies run interleaved, "
-                           "so it is time spent, not elapsed. cost_usd is money spent; cached_cost_usd what the "
-                           "answers served by the response cache cost when first made (not spent again). "
-                           "cost '-' = the backend reports no price.",
-                           tables.resources, single, "resources.csv"),
-        "per_task": _per_task_view(tables.per_task, single, run, port),
+                           "incomplete attempts included. summed_s adds up every trial's own time over the workers: "
+                           "it is not the elapsed time (given above the tables). cost_usd is money spent; "
+                           "cached_cost_usd what the answers served by the response cache cost when first made (not "
+                           "spent again). '\u2013' = the backend reports no price.", t["resources"], single,
+                           "resources.csv"),
+        "per_task": _per_task_view(sources, single, port),
+    }, t
+
+
+def _paired_table(sources: Sequence[Source], across: dict[str, Any] | None = None) -> pd.DataFrame:
+    rows = [{"run": s.label, **p} for s in sources for p in s.numbers["paired"]]
+    rows += [{"run": p["runs"], **{k: v for k, v in p.items() if k != "runs"}} for p in (across or {}).get("paired", [])]
+    cols = ["run", "a", "b", "diff", "ci_low", "ci_high", "p_value", "fixed", "broken", "both", "neither", "pairs",
+            "tasks", "excluded", "calls_ratio", "tokens_ratio"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def task_views(src: Source, port: int = VIEW_PORT) -> list[dict[str, Any]]:
+    """Every task's attempts as timelines (harness.rundata.timeline), with their links."""
+    by_task = timeline.attempts(src.run.records, src.run.errors, src.frames.strategies)
+    return [{"task_id": t, "anchor": task_anchor(t), "view_url": view_url(src.run_dir, port, t),
+             "attempts": [{"a": a, "view_url": view_url(src.run_dir, port, t, a.anchor)} for a in atts]}
+            for t, atts in sorted(by_task.items())]
+
+
+def model_text(header: dict[str, Any]) -> str:
+    """The model as run.json recorded it: its spec, and the identity the run recorded
+    (file sha256 or served model name, engine and version), never a guess."""
+    cfg = header.get("config") if isinstance(header.get("config"), dict) else {}
+    spec = str(header.get("model") or cfg.get("model") or "?")
+    ident = header.get("model_identity") if isinstance(header.get("model_identity"), dict) else {}
+    parts = [f"{k} {ident[k]}" for k in ("served_model", "file_sha256", "engine", "engine_version", "slots",
+                                          "base_url") if ident.get(k) not in (None, "")]
+    return spec + (f" ({', '.join(map(str, parts))})" if parts else " (identity not recorded in run.json)")
+
+
+def _run_info(src: Source, port: int) -> dict[str, Any]:
+    head = src.run.header
+    cfg = src.frames.config
+    tasks = head.get("tasks") if isinstance(head.get("tasks"), dict) else {}
+    git = head.get("git") if isinstance(head.get("git"), dict) else {}
+    return {
+        "label": src.label, "dir": str(src.run_dir), "created_at": head.get("created_at", ""),
+        "model": model_text(head),
+        "tasks": f"{tasks.get('name') or tasks.get('spec') or '?'} ({tasks.get('count', '?')} tasks, digest "
+                 f"{str(tasks.get('digest', '?'))[:16]})",
+        "settings": ", ".join(f"{k}={cfg[k]}" for k in ("strategies", "samples", "trials", "k", "temperature", "seed")
+                              if k in cfg),
+        "provenance": provenance(head), "view_url": view_url(src.run_dir, port),
+        "results_dir": str(src.run_dir.parent),
+        "git": f"{str(git.get('commit', '?'))[:12]}{' (dirty)' if git.get('dirty') else ''}" if git else "",
+        "oracle_feedback": src.numbers["oracle_feedback"],
+        "status": src.numbers["status"]["text"], "state": src.numbers["status"]["state"],
+        "time": src.numbers["time"]["text"],
+        "config_json": json.dumps(cfg, indent=2, sort_keys=True, default=str),
+        "versions": json.dumps(head.get("versions") or {}, sort_keys=True, default=str),
     }
-    return v
 
 
-def _rows(paired: pd.DataFrame, label: str) -> list[dict[str, Any]]:
-    """paired.csv's rows for one run label, NaN read back as None."""
-    rows = paired[paired["run"] == label].to_dict("records")
-    return [{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()} for r in rows]
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("harness", "templates"),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default_for_string=True),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+    )
+    env.filters["md"] = _md_cell
+    return env
 
 
-def _answers(rfs: Sequence[RunFrames], tables: Tables) -> list[Any]:
-    out = []
-    if len(rfs) > 1:
-        first = rfs[0].run.label
-        out.append(across_runs(rfs, [r for rf in rfs[1:] for r in _rows(tables.paired, f"{first} vs {rf.run.label}")]))
-    for rf in rfs:
-        out.append(answer(rf, _rows(tables.paired, rf.run.label)))
-    return out
+def _md_cell(text: Any) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def _render(out_dir: Path, runs: Sequence[Run], title: str, view_port: int = VIEW_PORT) -> Path:
-    tables, rfs = build_tables(runs)
-    single = len(runs) == 1
+def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int = VIEW_PORT,
+            across: dict[str, Any] | None = None) -> Path:
+    single = len(sources) == 1
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name, df in tables.csv_files().items():
+    views, tables = _views(sources, single, view_port)
+    if across is not None:
+        tables["paired"] = _paired_table(sources, across)
+        views["paired"] = _view("paired", views["paired"].title, views["paired"].note, tables["paired"], single,
+                                "paired.csv", ci=True)
+    csvs = {"pass_at_k.csv": tables["pass_at_k"], "pass1_by_trial.csv": tables["by_trial"],
+            "compute_curve.csv": tables["compute_curve"], "compute_matched.csv": tables["compute_matched"],
+            "paired.csv": tables["paired"], "self_test.csv": tables["self_test"],
+            "stopped_on_false_positive.csv": tables["stopped_fp"], "resources.csv": tables["resources"],
+            "per_task.csv": per_task_frame(sources)}
+    head_view, head_df = headline(sources)
+    csvs["headline.csv"] = head_df
+    for name, df in csvs.items():
         df.to_csv(out_dir / name, index=False, errors="backslashreplace")
-    head_view, head_df = headline(runs)
-    head_df.to_csv(out_dir / "headline.csv", index=False, errors="backslashreplace")
-    trial_svg = plots.pass1_by_trial_svg(tables.pass1_by_trial)
-    compute_svg = plots.compute_svg(tables.compute_curve)
+    trial_svg = plots.pass1_by_trial_svg(tables["by_trial"])
+    compute_svg = plots.compute_svg(tables["compute_curve"])
     (out_dir / "pass1_by_trial.svg").write_text(trial_svg, encoding="utf-8", errors="backslashreplace")
     (out_dir / "compute.svg").write_text(compute_svg, encoding="utf-8", errors="backslashreplace")
+    answers = []
+    if across is not None:
+        answers.append({"run": "across runs", "lines": across["answer"], "caveats": across["caveats"]})
+    answers += [{"run": s.label, "lines": s.numbers["answer"], "caveats": s.numbers["caveats"]} for s in sources]
     context = {
-        "title": title,
-        "single": single,
-        "runs": [_run_info(r, view_port) for r in runs],
-        "answers": _answers(rfs, tables),
-        "oracle": [r.label for r in runs if r.oracle_feedback],
-        "views": {**_views(tables, single, runs[0], view_port), "headline": head_view},
-        "plot_trial": Markup(plots.inline(trial_svg)),
-        "plot_compute": Markup(plots.inline(compute_svg)),
-        "tasks": task_views(rfs[0], view_port) if single else [],
-        "incomplete": {r.label: int(tables.resources.loc[tables.resources["run"] == r.label, "incomplete_attempts"].sum())
-                       for r in runs},
+        "title": title, "single": single, "runs": [_run_info(s, view_port) for s in sources], "answers": answers,
+        "oracle": [s.label for s in sources if s.numbers["oracle_feedback"]],
+        "views": {**views, "headline": head_view},
+        "plot_trial": Markup(plots.inline(trial_svg)), "plot_compute": Markup(plots.inline(compute_svg)),
+        "tasks": task_views(sources[0], view_port) if single else [],
         "generated": f"harness {__version__}",
     }
     env = _env()
@@ -518,21 +490,19 @@ def _render(out_dir: Path, runs: Sequence[Run], title: str, view_port: int = VIE
     return html
 
 
-def write_report(run_dir: Path, view_port: int = VIEW_PORT) -> Path:
-    """Writes report.html, report.md, CSV tables, SVG plots and summary.json into
-    the run folder, from run.json, trials.jsonl and errors.jsonl alone; returns
-    report.html. `view_port`: where its links to `harness view` point."""
-    run = load_run(Path(run_dir))
-    summary = build_summary(run.header, run.records, run.errors)
-    path = run.run_dir / "summary.json"
-    try:  # keep top-level fields that only the run knew (e.g. its elapsed timings)
-        old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    except (OSError, json.JSONDecodeError):
-        old = {}
-    if isinstance(old, dict):
-        summary = {**{k: v for k, v in old.items() if k not in summary}, **summary}
-    write_json(path, summary)
-    return _render(run.run_dir, [run], f"Run {run.label}", view_port)
+def write_report(run_dir: Path, view_port: int = VIEW_PORT, doc: dict[str, Any] | None = None) -> Path:
+    """Writes report.html, report.md, CSV tables and SVG plots into the run folder and
+    returns report.html. `doc`: the run's numbers when the caller has them (the run
+    writes summary.json itself); without it they are computed from the folder and
+    summary.json is rewritten (`harness report`: rebuilt from run.json, trials.jsonl
+    and errors.jsonl, keeping what only the run knew: its session and timings).
+    FolderError when the folder cannot be read."""
+    run = folder.load(Path(run_dir))
+    if doc is None:
+        doc = numbers.of_folder(run)
+        folder.write_summary(run.run_dir, doc)
+    src = source(run, doc=doc)
+    return _render(run.run_dir, [src], f"Run {src.label}", view_port)
 
 
 def default_compare_dir(run_dirs: Sequence[Path]) -> Path:
@@ -540,10 +510,25 @@ def default_compare_dir(run_dirs: Sequence[Path]) -> Path:
     return Path(run_dirs[0]).resolve().parent / f"compare-{stamp}"
 
 
+def labelled(run_dirs: Sequence[Path], labels: dict[str, str] | None = None) -> list[Source]:
+    """Several runs, labelled by run_id or by `labels` (run folder name -> label); a
+    repeated label gets a #n suffix."""
+    out: list[Source] = []
+    seen: dict[str, int] = {}
+    for path in run_dirs:
+        run = folder.load(Path(path))
+        label = (labels or {}).get(Path(path).name) or str(run.header.get("run_id") or run.run_dir.name)
+        n = seen.get(label, 0) + 1
+        seen[label] = n
+        out.append(source(run, label if n == 1 else f"{label}#{n}"))
+    return out
+
+
 def write_compare(run_dirs: Sequence[Path], out_dir: Path | None = None, view_port: int = VIEW_PORT,
                   labels: dict[str, str] | None = None) -> Path:
     """Several runs side by side in one report (one series per run x strategy);
     `labels` names runs (run folder name -> label) instead of their run ids."""
-    runs = load_runs([Path(p) for p in run_dirs], labels)
+    sources = labelled(run_dirs, labels)
+    across = numbers.compare([(s.label, s.run_dir, s.frames) for s in sources])
     out = Path(out_dir) if out_dir is not None else default_compare_dir(run_dirs)
-    return _render(out, runs, "Comparison of " + ", ".join(r.label for r in runs), view_port)
+    return _render(out, sources, "Comparison of " + ", ".join(s.label for s in sources), view_port, across)

@@ -236,6 +236,11 @@ class RunFolder:
     def info(self) -> RunHeader:
         return header_of(self.header)
 
+    @property
+    def error_keys(self) -> list[tuple[str, str, int]]:
+        """(task_id, strategy, attempt) of each errors.jsonl line that names one."""
+        return [e.attempt_key for e in error_records(self.errors)]
+
 
 def load(run_dir: Path, *, need_trials: bool = True) -> RunFolder:
     """Reads a run folder; FolderError (one line, naming the file) when it is not usable."""
@@ -265,3 +270,19 @@ def read_error_log(run_dir: Path) -> str | None:
         return (Path(run_dir) / ERROR_LOG).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
+
+
+def run_stopped(log: str | None) -> bool:
+    """error.log says the whole run stopped (not only one unit's traceback: units that
+    fail are logged there too, as "--- <time> <task> ..." sections, and the run goes on)."""
+    if not log:
+        return False
+    return "--- the run stopped" in log or not log.startswith("--- ")
+
+
+def error_log_kind(run_dir: Path) -> str | None:
+    """None (no error.log), "stopped" (the run stopped on an error) or "units"."""
+    log = read_error_log(run_dir)
+    if log is None:
+        return None
+    return "stopped" if run_stopped(log) else "units"

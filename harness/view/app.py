@@ -24,10 +24,10 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from harness.rundata import folder, timeline, wording
 from harness.view import compare as compare_mod
-from harness.view import labels, stats, tasksource
-from harness.view.catalog import Catalog, RunEntry, fmt_minutes
-from harness.view.timeline import attempts_for
+from harness.view import labels, tasksource
+from harness.view.catalog import Catalog, RunEntry
 
 HERE = Path(__file__).resolve().parent
 CATEGORIES = [
@@ -51,8 +51,9 @@ def _env() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pct=labels.pct, points=labels.points, num=labels.num, minutes=fmt_minutes,
-                       money=labels.money, label=labels.label, pvalue=labels.pvalue, when=labels.when)
+    env.filters.update(pct=wording.pct, num=labels.num, minutes=wording.duration, money=wording.money,
+                       label=labels.label, when=labels.when, rate=lambda s: wording.rate_with_ci(
+                           s.get("pass@1"), *(s.get("pass@1_ci95") or [None, None])))
     env.globals.update(task_url=task_url, run_url=run_url, quote=quote)
     return env
 
@@ -117,9 +118,8 @@ class ViewApp:
             "entry": entry, "numbers": numbers, "status": status,
             "model": labels.model_text(entry.header),
             "task_set": f"{tasks_info.get('name') or tasks_info.get('spec') or cfg.get('tasks') or '?'}",
-            "task_count": tasks_info.get("count") or len(numbers.tasks),
-            "strategies": numbers.strategies,
-            "elapsed_s": labels.elapsed_s(numbers.first_at, numbers.last_at, entry.created_at),
+            "task_count": numbers["tasks"], "strategies": list(numbers["strategies"]),
+            "trials": len(entry.index.rows),
         }
 
     # ------------------------------------------------------------------ pages
@@ -139,15 +139,11 @@ class ViewApp:
             return self._missing_run(request)
         card = self.run_card(entry)
         numbers, status = card["numbers"], card["status"]
-        caveats = stats.caveats(numbers, oracle=entry.oracle_feedback or bool(numbers.trials.get("oracle_feedback", False).any() if not numbers.trials.empty else False),
-                                errors=status.errors, resumed=status.resumed, crashed=status.crashed,
-                                bad_lines=entry.index.bad_lines)
         trial_svg, compute_svg = entry.plots()
-        summary = entry.summary() or {}
         return self.render(
-            "run.html.j2", title=f"Run {entry.label}", card=card, caveats=caveats,
-            plot_trial=Markup(trial_svg), plot_compute=Markup(compute_svg), summary=summary,
-            timings=summary.get("timings") if isinstance(summary.get("timings"), dict) else {},
+            "run.html.j2", title=f"Run {entry.label}", card=card, caveats=numbers["caveats"],
+            plot_trial=Markup(trial_svg), plot_compute=Markup(compute_svg),
+            timings=numbers.get("timings") or {},
             settings=labels.settings(entry.config, entry.header), categories=CATEGORIES, counts=_category_counts(numbers),
             error_log=entry.error_log(), errors=entry.errors()[-20:], resumes=entry.resumes(),
             live_run=entry.run_id if status.state == "running" else None,
@@ -165,13 +161,14 @@ class ViewApp:
             page = max(1, int(request.query_params.get("page") or 1))
         except ValueError:
             page = 1
-        rows, total = stats.task_page(numbers.tasks, category=category or None, query=query or None,
-                                      page=page, per_page=PER_PAGE)
+        rows, total = task_page(numbers["per_task"], category=category or None, query=query or None,
+                                page=page, per_page=PER_PAGE)
         pages = max(1, math.ceil(total / PER_PAGE))
-        wrong_recorded = bool(numbers.extra.get("self_checked")) or (
-            bool((numbers.trials["wrong_tests"] >= 0).any()) if not numbers.trials.empty else False)
+        trials = entry.index.frame()
+        wrong_recorded = bool(numbers.get("self_checked")) or (
+            bool((trials["wrong_tests"] >= 0).any()) if not trials.empty else False)
         return self.render(
-            "tasks.html.j2", title=f"Tasks of {entry.label}", card=card, rows=rows.to_dict("records"),
+            "tasks.html.j2", title=f"Tasks of {entry.label}", card=card, rows=rows,
             total=total, page=page, pages=pages, category=category, q=query, categories=CATEGORIES,
             counts=_category_counts(numbers), wrong_recorded=wrong_recorded,
             live_run=entry.run_id if card["status"].state == "running" else None,
@@ -183,16 +180,15 @@ class ViewApp:
             return self._missing_run(request)
         task_id = request.path_params["task_id"]
         card = self.run_card(entry)
-        attempts = attempts_for(entry.index, entry.index.frame(), task_id, card["numbers"].strategies, entry.errors(),
-                                entry.self_checks())
+        attempts = attempts_of(entry, task_id, card["strategies"], entry.errors(), entry.self_checks())
         if not attempts:
             return self.render("missing.html.j2", status_code=404, title="No such task",
                                message=f"Run {entry.run_id} has no trial for task {task_id!r}.")
         task, task_note = self.tasks.get(entry.header, task_id)
-        row = card["numbers"].tasks[card["numbers"].tasks["task_id"] == task_id]
+        outcome = next((t for t in card["numbers"]["per_task"] if t["task_id"] == task_id), {})
         return self.render(
             "task.html.j2", title=f"{task_id} in {entry.label}", card=card, task_id=task_id, attempts=attempts,
-            task=task, task_note=task_note, outcome=row.to_dict("records")[0] if not row.empty else {},
+            task=task, task_note=task_note, outcome=outcome,
             live_run=entry.run_id if card["status"].state == "running" else None,
         )
 
@@ -207,7 +203,7 @@ class ViewApp:
         except ValueError:
             return HTMLResponse("<p class='note'>attempt and trial must be numbers</p>", status_code=400)
         task_id, strategy = q.get("task", ""), q.get("strategy", "")
-        attempts = attempts_for(entry.index, entry.index.frame(), task_id, [strategy], [])
+        attempts = attempts_of(entry, task_id, [strategy], [])
         chosen = next((a for a in attempts if a.strategy == strategy and a.attempt == attempt), None)
         if chosen is None:
             return HTMLResponse("<p class='note'>no such attempt</p>", status_code=404)
@@ -232,6 +228,7 @@ class ViewApp:
             entry.refresh()
         return {"run": entry.run_id, "trials": len(entry.index.rows), "size": entry.index.size,
                 "version": entry.index.version, "status": status.label, "state": status.state,
+                "status_text": status.text,
                 "indexed": entry.ready}
 
     def api_state(self, request: Request) -> JSONResponse:
@@ -244,11 +241,35 @@ class ViewApp:
         return JSONResponse({"runs": [self._state(e) for e in self.catalog.runs()]})
 
 
-def _category_counts(numbers: stats.RunNumbers) -> dict[str, int]:
-    df = numbers.tasks
-    out = {"": len(df)}
+def attempts_of(entry: RunEntry, task_id: str, strategies: list[str], errors: list[dict[str, Any]],
+                checks: dict[tuple[str, str, int], dict[str, str]] | None = None) -> list[timeline.Attempt]:
+    """One task's attempts as timelines (harness.rundata.timeline), reading only its lines."""
+    frame = entry.index.frame()
+    rows = frame[frame["task_id"] == task_id] if not frame.empty else frame
+    records = entry.index.read_records(list(zip(rows["offset"].astype(int), rows["length"].astype(int)))) \
+        if not rows.empty else []
+    mine = [e for e in errors if str(e.get("task_id")) == task_id]
+    return timeline.attempts(records, mine, strategies, checks).get(task_id, [])
+
+
+def task_page(tasks: list[dict[str, Any]], *, category: str | None, query: str | None, page: int,
+              per_page: int = PER_PAGE) -> tuple[list[dict[str, Any]], int]:
+    """The numbers' per-task table filtered by category and id search, one page of it,
+    and the match count (paging only: every row and flag is the run data's)."""
+    rows = tasks
+    if category:
+        rows = [t for t in rows if category in t["categories"]]
+    if query:
+        q = query.lower()
+        rows = [t for t in rows if q in t["task_id"].lower()]
+    start = max(0, (page - 1) * per_page)
+    return rows[start:start + per_page], len(rows)
+
+
+def _category_counts(numbers: dict[str, Any]) -> dict[str, int]:
+    out = {"": len(numbers["per_task"])}
     for key, _ in CATEGORIES[1:]:
-        out[key] = int(df[key].sum()) if key in df.columns else 0
+        out[key] = sum(1 for t in numbers["per_task"] if key in t["categories"])
     return out
 
 

@@ -2,55 +2,46 @@
 
 A run folder is any folder holding a run.json. Folders are listed again when the
 results folder changes (a new run appears while the view is open). Each run keeps
-one TrialIndex; its numbers are recomputed only when the index version moves.
+one TrialIndex; its numbers (harness.rundata.numbers, the report's own) are
+recomputed only when the index version or the run's liveness moves.
 """
 from __future__ import annotations
 
-import json
-import math
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import metrics
-from harness.view import plots, selfcheck, stats
+import pandas as pd
+
+from harness.report import plots
+from harness.rundata import folder, frames, numbers
+from harness.view import selfcheck
 from harness.view.index import TrialIndex
 
-# A run whose trials.jsonl (or run.json) changed this recently, and which has no
-# summary written after its last trial, is taken to be running.
+run_stopped = folder.run_stopped
+
+# A run whose trials.jsonl (or run.json) changed this recently, and whose last session
+# has not ended after its last trial, is taken to be running.
 RUNNING_WINDOW_S = 600.0
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _mtime(path: Path) -> float | None:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return None
 
 
 @dataclass
 class Status:
-    state: str  # running | complete | interrupted | empty
+    """The view's badge for a run: the run data's status (numbers["status"]) and what
+    the folder adds (error.log)."""
+
+    state: str  # running | complete | incomplete | interrupted
+    text: str  # the status sentence, as the report and the CLI print it
     resumed: bool
     crashed: bool  # error.log says the run stopped on an error
-    errors: dict[str, int]  # errors.jsonl lines per kind
+    errors: dict[str, int]  # errors.jsonl lines that left attempts unfinished, per kind
     incomplete: int
 
     @property
     def label(self) -> str:
-        words = [self.state]
-        if self.resumed:
-            words.append("resumed")
-        return ", ".join(words)
+        return self.state + (", resumed" if self.resumed else "")
 
 
 @dataclass
@@ -61,18 +52,19 @@ class RunEntry:
     header: dict[str, Any] = field(default_factory=dict)
     header_error: str | None = None
     index: TrialIndex = field(init=False)
-    _numbers: stats.RunNumbers | None = None
-    _numbers_version: int = -1
-    _stamp: tuple[float | None, ...] = (None, None, None)
-    _plots: tuple[int, str, str] | None = None
+    prepared: frames.Frames | None = None
+    _numbers: dict[str, Any] | None = None
+    _numbers_key: tuple[int, bool] = (-1, False)
+    _stamp: tuple[float | None, ...] = (None, None, None, None)
+    _plots: tuple[tuple[int, bool], str, str] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.index = TrialIndex(self.path / "trials.jsonl")
+        self.index = TrialIndex(self.path / folder.TRIALS)
         self.reload_header()
 
     def reload_header(self) -> None:
-        data = _read_json(self.path / "run.json")
+        data = folder.read_json(self.path / folder.HEADER)
         if isinstance(data, dict):
             self.header, self.header_error = data, None
         else:
@@ -87,35 +79,15 @@ class RunEntry:
     def created_at(self) -> str:
         return str(self.header.get("created_at") or "")
 
-    @property
-    def oracle_feedback(self) -> bool:
-        return bool(self.config.get("oracle_feedback", False))
-
     def summary(self) -> dict[str, Any] | None:
-        data = _read_json(self.path / "summary.json")
-        return data if isinstance(data, dict) else None
+        return folder.read_summary(self.path)
 
     def errors(self) -> list[dict[str, Any]]:
         """errors.jsonl lines (model errors and unit exceptions), torn lines skipped."""
-        out = []
-        try:
-            text = (self.path / "errors.jsonl").read_text(encoding="utf-8")
-        except OSError:
-            return out
-        for line in text.splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(row, dict):
-                out.append(row)
-        return out
+        return folder.read_errors(self.path / folder.ERRORS)
 
     def error_log(self) -> str | None:
-        try:
-            return (self.path / "error.log").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
+        return folder.read_error_log(self.path)
 
     def resumes(self) -> list[dict[str, Any]]:
         """Sessions that resumed this run: run.json's `resumes` list ({"at", ...} each)."""
@@ -130,40 +102,59 @@ class RunEntry:
 
     def refresh(self) -> bool:
         changed = self.index.refresh()
-        stamp = (_mtime(self.path / "errors.jsonl"), _mtime(self.path / "run.json"),
-                 _mtime(self.path / selfcheck.FILE))
-        if stamp != self._stamp:  # a new errors.jsonl line or a rewritten header changes the numbers
+        stamp = (folder.mtime(self.path / folder.ERRORS), folder.mtime(self.path / folder.HEADER),
+                 folder.mtime(self.path / selfcheck.FILE), folder.mtime(self.path / folder.SUMMARY))
+        if stamp != self._stamp:  # a new errors.jsonl line, a rewritten header or an ended session
             self._stamp = stamp
             self.reload_header()
             self.index.version += 1
             changed = True
         return changed
 
-    def numbers(self) -> stats.RunNumbers:
-        """The run's numbers, recomputed only when trials.jsonl gained lines."""
+    def live(self, now: float | None = None) -> bool:
+        """A session is writing this run: trials.jsonl or run.json changed within
+        RUNNING_WINDOW_S and error.log does not say the run stopped after that."""
+        now = time.time() if now is None else now
+        trials_m = folder.mtime(self.path / folder.TRIALS)
+        marks = [m for m in (trials_m, folder.mtime(self.path / folder.HEADER)) if m is not None]
+        if not marks or now - max(marks) >= RUNNING_WINDOW_S:
+            return False
+        return not (run_stopped(self.error_log()) and crashed_after(self.path, trials_m))
+
+    def numbers(self) -> dict[str, Any]:
+        """The run's numbers (harness.rundata.numbers), recomputed only when the index
+        or the run's liveness changed."""
         self.refresh()
+        live = self.live()
         with self._lock:
-            version = self.index.version
-            if self._numbers is None or self._numbers_version != version:
-                ids = (self.header.get("tasks") or {}).get("task_ids") if isinstance(self.header.get("tasks"), dict) else None
-                error_keys = [(str(e.get("task_id")), str(e.get("strategy")), int(e.get("attempt") or 0))
-                              for e in self.errors() if e.get("task_id") is not None]
-                self._numbers = stats.compute(self.index.frame(), self.config,
-                                              [str(t) for t in ids] if isinstance(ids, list) else [], error_keys,
-                                              metrics.unfinished_spend(self.errors()))
+            key = (self.index.version, live)
+            if self._numbers is None or self._numbers_key != key:
+                trials = self.index.frame()
+                errors = self.errors()
+                summary = self.summary() or {}
+                session = summary.get("session") if isinstance(summary.get("session"), dict) else None
+                if session is None and summary and int(summary.get("schema") or 1) < numbers.SUMMARY_SCHEMA \
+                        and _after(self.path / folder.SUMMARY, self.path / folder.TRIALS):
+                    # summary.json of a harness that did not record its sessions, written
+                    # after the last trial: that session ended
+                    session = {"trials": len(trials)}
                 checks = self.self_checks()
-                if checks is not None:
-                    tasks = self._numbers.tasks
-                    tasks["wrong_tests"] = tasks["wrong_tests"] | tasks["task_id"].isin(selfcheck.wrong_task_ids(checks))
-                    self._numbers.extra["self_checked"] = True
-                self._numbers_version = version
+                self.prepared = frames.prepare(self.header, trials, errors)
+                self._numbers = numbers.compute(
+                    self.header, trials, errors, run_dir=self.path, live=live,
+                    session=session,
+                    timings=summary.get("timings") if isinstance(summary.get("timings"), dict) else None,
+                    bad_lines=self.index.bad_lines, error_log=folder.error_log_kind(self.path),
+                    wrong_tasks=selfcheck.wrong_task_ids(checks) if checks else (), prepared=self.prepared)
+                self._numbers["self_checked"] = checks is not None
+                self._numbers_key = key
             return self._numbers
 
     @property
     def ready(self) -> bool:
         """Indexed, its numbers and plots made for what was indexed (a torn last line waits)."""
-        return self._numbers is not None and self._numbers_version == self.index.version \
-            and self._plots is not None and self._plots[0] == self._numbers_version
+        return self._numbers is not None and self._numbers_key[0] == self.index.version \
+            and self._plots is not None and self._plots[0] == self._numbers_key
 
     @property
     def indexed(self) -> bool:
@@ -171,56 +162,35 @@ class RunEntry:
         return self._numbers is not None
 
     def plots(self) -> tuple[str, str]:
-        """The run page's two SVG plots (pass@1 by trial; pass rate against compute),
-        drawn once per index version."""
-        numbers = self.numbers()
+        """The run page's two SVG plots, the report's own figures, drawn once per numbers."""
+        doc = self.numbers()
         with self._lock:
-            if self._plots is None or self._plots[0] != self._numbers_version:
-                if numbers.trials.empty:
+            if self._plots is None or self._plots[0] != self._numbers_key:
+                if not doc["by_trial"] and not doc["compute_curve"]:
                     svgs = ("", "")
                 else:
-                    salt = self.run_id.encode().hex()[:12]
-                    svgs = (plots.by_trial_svg(numbers.by_trial, salt), plots.compute_svg(numbers.compute, salt))
-                self._plots = (self._numbers_version, *svgs)
+                    salt = "-" + self.run_id.encode().hex()[:12]
+                    svgs = (plots.inline(plots.pass1_by_trial_svg(pd.DataFrame(doc["by_trial"]), salt)),
+                            plots.inline(plots.compute_svg(pd.DataFrame(doc["compute_curve"]), salt)))
+                self._plots = (self._numbers_key, *svgs)
             return self._plots[1], self._plots[2]
 
-    def status(self, now: float | None = None) -> Status:
-        now = time.time() if now is None else now
-        trials_m = _mtime(self.path / "trials.jsonl")
-        header_m = _mtime(self.path / "run.json")
-        summary_m = _mtime(self.path / "summary.json")
-        last = max(m for m in (trials_m, header_m) if m is not None) if (trials_m or header_m) else 0.0
-        errors: dict[str, int] = {}
-        for row in self.errors():
-            kind = str(row.get("kind") or "error")
-            errors[kind] = errors.get(kind, 0) + 1
-        crashed = run_stopped(self.error_log())
-        resumed = bool(self.resumes())
-        summarised = summary_m is not None and (trials_m is None or summary_m >= trials_m - 1.0)
-        numbers = self._numbers if self._numbers is not None else None
-        incomplete = sum(s.incomplete for s in numbers.lines) if numbers else 0
-        if summarised:
-            state = "complete"
-        elif now - last < RUNNING_WINDOW_S and not (crashed and crashed_after(self.path, trials_m)):
-            state = "running"
-        elif trials_m is None:
-            state = "empty"
-        else:
-            state = "interrupted"
-        return Status(state, resumed, crashed, errors, incomplete)
+    def status(self) -> Status:
+        doc = self.numbers()
+        st = doc["status"]
+        return Status(st["state"], st["text"], bool(st["resumes"]), run_stopped(self.error_log()),
+                      dict(st["errors_open"]),
+                      sum(s["incomplete_attempts"] for s in doc["strategies"].values()))
 
 
-def run_stopped(log: str | None) -> bool:
-    """error.log says the whole run stopped (not only one unit's traceback: units that
-    fail are logged there too, as "--- <time> <task> ..." sections, and the run goes on)."""
-    if not log:
-        return False
-    return "--- the run stopped" in log or not log.startswith("--- ")
+def _after(a: Path, b: Path) -> bool:
+    ma, mb = folder.mtime(a), folder.mtime(b)
+    return ma is not None and (mb is None or ma >= mb - 1.0)
 
 
 def crashed_after(path: Path, trials_m: float | None) -> bool:
     """error.log written after the last trial: the run stopped on that error."""
-    log_m = _mtime(path / "error.log")
+    log_m = folder.mtime(path / folder.ERROR_LOG)
     return log_m is not None and (trials_m is None or log_m >= trials_m)
 
 
@@ -243,7 +213,7 @@ class Catalog:
             return []
 
     def _scan(self) -> None:
-        stamp = _mtime(self.root)
+        stamp = folder.mtime(self.root)
         with self._lock:
             # list again when the folder changed, and at least every 2 s (a run.json can
             # appear inside an existing folder without touching the parent)
@@ -280,11 +250,3 @@ class Catalog:
                 continue
 
 
-def fmt_minutes(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "–"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"

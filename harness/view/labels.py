@@ -27,24 +27,6 @@ def label(key: Any) -> str:
     return LABELS.get(text, text.replace("_", " "))
 
 
-def pct(x: Any) -> str:
-    if x is None or not isinstance(x, (int, float)) or not math.isfinite(x):
-        return "–"
-    return f"{x * 100:.1f}%"
-
-
-def points(x: Any) -> str:
-    if x is None or not isinstance(x, (int, float)) or not math.isfinite(x):
-        return "–"
-    return f"{x * 100:+.1f}"
-
-
-def pvalue(p: Any) -> str:
-    if p is None or not isinstance(p, (int, float)) or not math.isfinite(p):
-        return "–"
-    return f"{p:.2g}" if p >= 0.001 else "< 0.001"
-
-
 def num(x: Any, digits: int = 0) -> str:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "–"
@@ -53,12 +35,6 @@ def num(x: Any, digits: int = 0) -> str:
     if isinstance(x, (int, float)):
         return f"{x:,.{digits}f}"
     return str(x)
-
-
-def money(x: Any) -> str:
-    if x is None or not isinstance(x, (int, float)) or not math.isfinite(x):
-        return "no price"
-    return f"${x:,.4f}"
 
 
 def when(stamp: Any) -> str:
@@ -78,39 +54,19 @@ def parse_time(stamp: Any) -> _dt.datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=_dt.timezone.utc)
 
 
-def elapsed_s(first: str, last: str, created: str) -> float | None:
-    """From the run's creation (or its first trial) to its last trial."""
-    start = parse_time(created) or parse_time(first)
-    end = parse_time(last)
-    if start is None or end is None:
-        return None
-    return max(0.0, (end - start).total_seconds())
-
-
 def model_text(header: dict[str, Any]) -> dict[str, str]:
-    """The model spec, and for `local` the GGUF file and its sha256 when known."""
+    """The model spec, and what run.json recorded of its identity (file sha256, served
+    model, engine): never a guess from this checkout."""
     cfg = header.get("config") if isinstance(header.get("config"), dict) else {}
     spec = str(header.get("model") or cfg.get("model") or "?")
-    out = {"spec": spec, "file": "", "sha256": "", "note": ""}
+    ident = header.get("model_identity") if isinstance(header.get("model_identity"), dict) else {}
     info = header.get("model_info") if isinstance(header.get("model_info"), dict) else {}
-    file = info.get("file") or info.get("path") or header.get("model_file")
-    sha = info.get("sha256") or info.get("digest") or header.get("model_sha256")
-    if file or sha:
-        out.update(file=str(file or ""), sha256=str(sha or ""))
-        return out
-    if spec == "local" or spec.startswith("local:"):
-        try:
-            from harness.models.fetch import catalogue, default_model_name
-
-            if spec == "local":
-                known = catalogue()[default_model_name()]
-                out.update(file=known.file, sha256=known.sha256,
-                           note="the default model of this checkout (run.json does not name the file)")
-            else:
-                out.update(file=spec.split(":", 1)[1], note="sha256 not recorded in run.json")
-        except Exception:  # noqa: BLE001 - a missing catalogue only loses the detail
-            pass
-    return out
+    file = ident.get("file") or ident.get("path") or info.get("file") or info.get("path") or ""
+    sha = ident.get("file_sha256") or info.get("sha256") or ""
+    served = ident.get("served_model") or ""
+    engine = " ".join(str(ident[k]) for k in ("engine", "engine_version") if ident.get(k))
+    note = "" if (ident or info) else "run.json does not record the model's identity"
+    return {"spec": spec, "file": str(file or served), "sha256": str(sha), "engine": engine, "note": note}
 
 
 def settings(config: dict[str, Any], header: dict[str, Any] | None = None) -> list[tuple[str, str]]:

@@ -27,13 +27,13 @@ def attempt_tests(index: TrialIndex) -> dict[tuple[str, str, int], list[str]]:
     first = frame[frame["n_internal"] > 0].sort_values("trial").drop_duplicates(["task_id", "strategy", "attempt"])
     out: dict[tuple[str, str, int], list[str]] = {}
     for rec in index.read_records(list(zip(first["offset"].astype(int), first["length"].astype(int)))):
-        tests = [str(t) for t in rec.get("internal_tests") or []]
-        if rec.get("internal_io_tests"):  # an io task's tests are data: run those, not their labels
+        tests: list[Any] = list(rec.internal_tests)
+        if rec.internal_io_tests:  # an io task's tests are data: run those, not their labels
             from harness.tasks.base import IoTest
 
-            tests = [IoTest.from_dict(t) for t in rec["internal_io_tests"]]
-        if tests and not rec.get("oracle_feedback"):
-            out[(str(rec.get("task_id")), str(rec.get("strategy")), int(rec.get("attempt") or 0))] = tests
+            tests = [IoTest.from_dict(t) for t in rec.internal_io_tests]
+        if tests and not rec.oracle_feedback:
+            out[(rec.task_id, rec.strategy, rec.attempt)] = tests
     return out
 
 

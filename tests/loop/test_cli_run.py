@@ -102,8 +102,15 @@ def _summary_without_times(run_dir: Path) -> dict:
     summary = json.loads((run_dir / "summary.json").read_text())
     summary.pop("run_id")
     summary.pop("timings", None)
+    summary.pop("time")  # elapsed and summed times differ run to run
+    summary.pop("session", None)
+    summary["status"] = summary["status"]["state"]  # a resumed run says so, and how many sessions
+    summary["caveats"] = [c for c in summary["caveats"] if c["key"] != "resumed"]
+    for row in summary["resources"]:
+        row.pop("summed_s")
     for stats in summary["strategies"].values():
         stats.pop("wall_s")
+        stats.pop("summed_s")
     return summary
 
 

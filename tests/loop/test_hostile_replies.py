@@ -121,7 +121,7 @@ def test_memory_show_prints_a_lesson_s_escape_sequences_as_text(tmp_path: Path, 
 def test_what_an_unfinished_trial_spent_is_in_the_run_s_totals(tmp_path: Path, loop_sandbox) -> None:
     """Trial 2's lesson call succeeds, then its Actor call fails past the retries: the
     attempt is incomplete, but both calls were made (and the lesson's tokens spent)."""
-    from harness.summary import build_summary
+    from harness.rundata.numbers import of_records as build_summary
 
     model = _model(lambda m: WRONG_WITH_SURROGATE if len(m) == 1 else "!error: backend down")
     result = run(tmp_path, model, loop_sandbox, strategy="reflexion", trials=3)

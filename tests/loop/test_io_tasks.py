@@ -125,3 +125,14 @@ def test_a_leetcode_task_goes_through_the_function_path(tmp_path, loop_sandbox):
     model = ScriptedModel(responder=lambda system, m: tests if "unit tests" in (system or "") else tuple_answer)
     result = run(tmp_path / "pair", model, loop_sandbox, tasks=(pair,), strategy="baseline")
     assert read_trials(result.run_dir / "trials.jsonl")[0].hidden_passed
+
+
+def test_io_tests_are_read_from_the_forms_models_write():
+    from harness.extract import extract_io_tests
+
+    one_block = "```input\n3\n([]{})\n((\nOutput:\nYES\nNO\n```"
+    assert extract_io_tests(one_block, 5).kept == [("3\n([]{})\n((\n", "YES\nNO\n")]
+    pairs = "```input\n1 2\n```\n\n```output\n3\n```\n```stdin\n5 5\n```\n```stdout\n10\n```"
+    found = extract_io_tests(pairs, 1)
+    assert found.kept == [("1 2\n", "3\n")] and found.over_limit == 1
+    assert extract_io_tests("```input\n1\n```\n```output\n\n```", 5).empty_output == 1

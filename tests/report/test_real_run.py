@@ -54,8 +54,11 @@ def test_report_on_a_real_four_strategy_run_with_a_model_outage(tmp_path: Path):
     ran = json.loads((run_dir / "summary.json").read_text())
     assert (ran["harness_errors"], ran["strategies"]["resample"]["incomplete_attempts"]) == (3, 1)
     assert "timings" in ran
-    assert "\nreflexion - baseline: +40.0 points [95% CI " in proc.stdout
-    assert "1 task(s) left out: not completed by every strategy" in proc.stdout
+    assert "\nreflexion \u2212 baseline: +40.0 points [95% CI " in proc.stdout
+    assert "note: 1 task of 6 left out of every figure: not completed by every strategy" in proc.stdout
+    assert ran["status"]["state"] == "incomplete" and ran["session"]["exit"] == 1
+    assert f"status: incomplete: 21 of 24 attempts complete" in proc.stdout
+    assert f"Resume with: python -m harness run --resume {run_dir}" in proc.stdout
     errors = [json.loads(x) for x in (run_dir / "errors.jsonl").read_text().splitlines()]
     assert sorted((e["task_id"], e["strategy"]) for e in errors) == [
         ("mul/5", "feedback"), ("mul/5", "reflexion"), ("mul/5", "resample")]
@@ -97,6 +100,8 @@ def test_report_on_a_real_four_strategy_run_with_a_model_outage(tmp_path: Path):
     assert "fixed 2, broken 0 of 5 tasks" in top
     caveats = dict(re.findall(r'data-caveat="([a-z_]+)">([^<]*)</li>', page))
     assert caveats["excluded"].startswith("1 task of 6 left out of every figure") and "mul/5" in caveats["excluded"]
-    assert caveats["incomplete"].startswith("3 incomplete attempts (feedback 1, reflexion 1, resample 1)")
-    assert caveats["errors"] == "3 harness errors recorded in errors.jsonl (model error 3)."
+    assert caveats["incomplete"].startswith("3 incomplete attempts (1 reflexion, 1 feedback, 1 resample)")
+    assert caveats["errors"] == "3 harness errors in errors.jsonl left attempts unfinished (model error: 3)."
+    # `harness report` afterwards keeps the session the run ended: still incomplete, not interrupted
+    assert summary["status"]["state"] == "incomplete"
     assert "default prompts, digest sha256:" in page

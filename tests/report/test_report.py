@@ -101,7 +101,7 @@ def test_html_trial_details(run_dir: Path):
     # incomplete attempt and model error are visible
     assert "incomplete (no final trial): not scored" in page
     assert "model error: timed out after 5 retries" in page
-    assert "1 attempt(s) have no final trial" in page
+    assert "interrupted: 29 of 30 attempts complete; the run stopped before its end. Resume with: python -m harness run --resume" in page
 
 
 def test_oracle_feedback_is_flagged_in_red(tmp_path: Path):
@@ -120,11 +120,11 @@ def test_markdown_report(run_dir: Path):
     assert md.startswith(f"# Run {RUN_ID}")
     pass_at_k = _md_table(md, "## pass@k")
     assert pass_at_k[0] == ["strategy", "k", "pass", "tasks", "excluded", "95% CI"]
-    assert ["reflexion", "1", "0.500", "4", "1", "[0.000, 1.000]"] in pass_at_k[1:]
+    assert ["reflexion", "1", "50.0%", "4", "1", "[0.0%, 100.0%]"] in pass_at_k[1:]
     # the side-by-side table speaks words; reflexion spent 17 trials x 0.5 s = 0.14 min
     side = {row[0]: row[1:] for row in _md_table(md, "## Side by side")}
     assert side["figure"] == ["reflexion", "feedback", "baseline"]
-    assert side["model calls"][0] == "32" and side["time spent, summed (min)"][0] == "0.14"
+    assert side["model calls"][0] == "32" and side["trial time summed over workers"][0] == "8 s"
     assert f"[view](http://127.0.0.1:8765/runs/{RUN_ID}/tasks/HumanEval/1)" in md
     assert "![pass@1 by trial](pass1_by_trial.svg)" in md
     assert "Evil<&>\"task" in md  # markdown table cell; pipes would be escaped
@@ -322,13 +322,14 @@ def test_answer_first_with_caveats_from_errors_jsonl(tmp_path: Path):
     assert top.startswith("reflexion \u2212 baseline: +0.0 points [95% CI +0.0, +0.0], McNemar p = 1")
     assert "fixed 0, broken 0 of 6 attempt pairs on 3 tasks; 3.0\u00d7 the calls" in top
     caveats = dict(re.findall(r'data-caveat="([a-z_]+)">([^<]*)</li>', answer))
-    assert set(caveats) == {"excluded", "incomplete", "errors", "few_tasks", "samples"}
+    assert set(caveats) == {"excluded", "incomplete", "errors", "errors_redone", "few_tasks", "samples", "model_errors"}
     assert caveats["excluded"].startswith("2 tasks of 5 left out of every figure")
     assert "HumanEval/0, HumanEval/2" in caveats["excluded"]
-    assert caveats["incomplete"].startswith("2 incomplete attempts (feedback 1, reflexion 1)")
+    assert caveats["incomplete"].startswith("2 incomplete attempts (1 reflexion, 1 feedback)")
     assert "never scored as failures" in caveats["incomplete"]
-    assert caveats["errors"] == "3 harness errors recorded in errors.jsonl (model error 2, unit exception 1)."
-    assert caveats["few_tasks"].startswith("Few tasks for the effect size: 3 compared")
+    assert caveats["errors"] == "2 harness errors in errors.jsonl left attempts unfinished (model error: 2)."
+    assert caveats["errors_redone"].startswith("1 harness error in errors.jsonl stopped attempts that a resumed session then finished")
+    assert caveats["few_tasks"].startswith("Few tasks for the effect size: 3 shared tasks")
     assert page.index('id="answer"') < page.index('class="run-info"') < page.index('id="pass_at_k"')
     assert "incomplete (no trial recorded; see errors.jsonl): not scored" in page
     md = (run / "report.md").read_text(encoding="utf-8")
@@ -346,7 +347,7 @@ def test_caveats_for_oracle_error_log_resume_and_missing_tests(tmp_path: Path):
     caveats = dict(re.findall(r'data-caveat="([a-z_]+)">([^<]*)</li>', page))
     assert {"oracle", "error_log", "resumed", "no_tests"} <= set(caveats)
     assert caveats["resumed"].startswith("Resumed once")
-    assert caveats["no_tests"].startswith("2 attempts where the test writer wrote no usable test")
+    assert caveats["no_tests"].startswith("2 compared attempts where the test writer kept no usable test")
     assert re.search(r'<li class="caveat severe" data-caveat="oracle">', page)
     clean = write_report(write_run(tmp_path / "clean", header(), synthetic_records())).read_text(encoding="utf-8")
     assert not {"oracle", "error_log", "resumed", "no_tests", "errors"} & set(

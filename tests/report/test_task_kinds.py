@@ -8,7 +8,8 @@ from pathlib import Path
 import msgspec
 
 from harness.rundata import read_trials
-from harness.summary import build_summary, format_summary
+from harness.rundata.numbers import of_records as build_summary
+from harness.summary import format_summary
 from synthrun import header, rec, run_command, write_run
 
 
@@ -38,7 +39,7 @@ def test_a_mixed_run_has_per_kind_lines(tmp_path):
     text = format_summary(summary)
     assert "pass@1 by task kind" in text
     line = next(l for l in text.splitlines() if l.startswith("io"))
-    assert line.split()[1:] == ["2", "0.500", "0.000"]
+    assert line.split()[1:] == ["2", "50.0%", "[0.0%,", "100.0%]", "0.0%", "[0.0%,", "0.0%]"]
 
 
 def test_a_run_of_one_kind_has_no_per_kind_lines(tmp_path):
@@ -59,11 +60,11 @@ def test_export_livecodebench_format(tmp_path, capsys):
 
 
 def test_the_report_shows_per_kind_lines(tmp_path):
-    from harness.report.render import headline
-    from harness.report.runs import load_run
+    from harness.report.render import headline, source
+    from harness.rundata.folder import load
 
-    view, csv = headline([load_run(mixed_run(tmp_path))])
+    view, csv = headline([source(load(mixed_run(tmp_path)))])
     figures = [row[0].text for row in view.rows]
     assert "pass@1 on io tasks (2)" in figures and "pass@1 on function tasks (2)" in figures
     row = next(r for r in view.rows if r[0].text == "pass@1 on io tasks (2)")
-    assert row[1].text.startswith("0.500 [")
+    assert row[1].text.startswith("50.0% [")

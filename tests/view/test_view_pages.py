@@ -61,11 +61,11 @@ def test_caveats_for_oracle_errors_and_crash(tmp_path: Path, serve):
     (run / "error.log").write_text("Traceback (most recent call last):\nSandboxUnavailable: engine gone\n")
     server = serve(root)
     _, html = get(server.url + "runs/run-o")
-    red = re.findall(r'<li class="cv-red">(.*?)</li>', html, re.S)
+    red = re.findall(r'<li class="cv-red"[^>]*>(.*?)</li>', html, re.S)
     assert len(red) == 1 and "Oracle feedback" in red[0]
     text = _text(html)
-    assert "Harness errors recorded in errors.jsonl: 1 model error." in text
-    assert "stopped on an error at least once (error.log)" in text
+    assert "1 harness error in errors.jsonl left attempts unfinished (model error: 1)." in text
+    assert "The run stopped on an error at least once (error.log holds the traceback)." in text
     assert "ModelError: 529 overloaded" in text and "SandboxUnavailable: engine gone" in text
 
 
@@ -139,18 +139,19 @@ def test_compare_warns_and_pairs(tmp_path: Path, serve):
     top = _text(re.search(r'<p class="topline small">(.*?)</p>', html, re.S).group(1))
     # first run minus the later one, as `harness compare`: run-a's reflexion passes 2/4
     # against run-b's 4/4: -50 points, 2 broken; every task is shared, none left out
-    assert top.startswith("reflexion (run-a) − reflexion (better): -50.0 points") and "fixed 0, broken 2 of 4" in top
+    assert top.startswith("reflexion (run-a) − reflexion (better): \u221250.0 points") and "fixed 0, broken 2 of 4" in top
     left_out = _text(re.search(r'<p class="note excluded">(.*?)</p>', html, re.S).group(1))
     assert left_out.startswith("0 of 4 tasks left out")
     differs = re.findall(r'<tr class="differs"><td class="txt">([^<]+)</td>', html)
     assert differs == ["T/brk", "T/none"]  # reflexion's verdict changed between the runs
 
     _, html = get(server.url + "compare?run=run-a&run=run-a")
-    assert "given more than once" in html
+    assert "are the same run folder: their difference is zero by construction" in html
+    assert "+0.0 points" in html  # the statistics, as `harness compare` gives them
 
     _, html = get(server.url + "compare?run=run-a&run=run-c")
     warnings = _text(re.search(r'id="compare-warnings">(.*?)</ul>', html, re.S).group(1))
-    assert "The task sets differ" in warnings and "1 of 4 tasks are not in every run" in warnings
+    assert "ran different task sets (4 and 3 tasks, 3 in common)" in warnings and "1 of 4 tasks are not in every run" in warnings
     left_out = _text(re.search(r'<p class="note excluded">(.*?)</p>', html, re.S).group(1))
     assert left_out.startswith("1 of 4 tasks left out")  # T/none: only run-a's task list has it
 
@@ -218,8 +219,8 @@ def test_unit_exception_log_is_not_a_stopped_run(tmp_path: Path, serve):
     _, html = get(server.url + "runs/run-u")
     text = _text(html)
     assert "stopped on an error" not in text
-    assert "Harness errors recorded in errors.jsonl: 1 unit exception." in text
-    assert "Incomplete attempts (not scored): 1 reflexion." in text  # known from errors.jsonl alone
+    assert "1 harness error in errors.jsonl left attempts unfinished (unit exception: 1)." in text
+    assert "1 incomplete attempt (1 reflexion): never scored as failures." in text  # known from errors.jsonl alone
     _, html = get(server.url + "runs/run-u/tasks?category=error")
     assert re.findall(r'/runs/run-u/tasks/(T/[a-z]+)"', html) == ["T/extra"]  # no trial, yet listed
     status, html = get(server.url + "runs/run-u/tasks/T/extra")
