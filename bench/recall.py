@@ -173,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target-tasks", default="humaneval", help="where they are recalled (default %(default)s)")
     ap.add_argument("--target-limit", type=int, default=20, help="the first N target tasks (default %(default)s)")
     ap.add_argument("--trials", type=int, default=3, help="trials per attempt (default %(default)s)")
+    ap.add_argument("--target-trials", type=int, help="trials per attempt on the target set (default: --trials)")
+    ap.add_argument("--source-run", type=Path, help="skip the gathering: recall from this earlier run folder")
     ap.add_argument("--k", type=int, default=3, help="lessons recalled per trial (default %(default)s)")
     ap.add_argument("--sandbox", help="docker (default) or process (--smoke's default)")
     ap.add_argument("--out", type=Path, help="folder for both runs (default: a new temporary folder)")
@@ -190,13 +192,14 @@ def main(argv: list[str] | None = None) -> int:
         model = "scripted:" + str(smoke_script([(args.source_tasks, source_limit), (args.target_tasks, target_limit)],
                                                out / "smoke_script.jsonl"))
     common = ["--model", model, "--out", str(out / "results"), "--memory-dir", str(out / "reflections"),
-              "--trials", str(args.trials), "--sandbox", str(sandbox), "--no-report", *args.extra.split()]
-    source_args = ["--tasks", args.source_tasks, "--strategy", "reflexion", *common]
+              "--sandbox", str(sandbox), "--no-report", *args.extra.split()]
+    source_args = ["--tasks", args.source_tasks, "--strategy", "reflexion", "--trials", str(args.trials), *common]
     if source_limit:
         source_args += ["--limit", str(source_limit)]
-    source = harness_run(source_args, out / "gather.log")
+    source = args.source_run or harness_run(source_args, out / "gather.log")
     target = harness_run(["--tasks", args.target_tasks, "--limit", str(target_limit), "--strategy", "recall",
-                          "--recall-from", str(source), "--recall-k", str(args.k), *common], out / "recall.log")
+                          "--trials", str(args.target_trials or args.trials), "--recall-from", str(source),
+                          "--recall-k", str(args.k), *common], out / "recall.log")
     m = measure(target, source)
     if args.json:
         args.json.write_text(json.dumps({k: v for k, v in m.items() if k != "paired"} | {
