@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.cli import main as harness_main  # noqa: E402
-from harness.models.stub_server import Reply, StubRequest, StubServer  # noqa: E402
+from tests.doubles.stub_server import Reply, StubRequest, StubServer  # noqa: E402
 
 ENTRY = re.compile(r"function `(\w+)`")
 

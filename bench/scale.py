@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from concurrency import answer  # noqa: E402
 
 from harness.cli import main as harness_main  # noqa: E402
-from harness.executors.local_cluster import start_local_cluster as start_cluster  # noqa: E402
-from harness.models.stub_server import Reply, StubServer  # noqa: E402
+from tests.doubles.ray_cluster import start_local_cluster as start_cluster  # noqa: E402
+from tests.doubles.stub_server import Reply, StubServer  # noqa: E402
 
 
 def run_once(nodes: int, args: argparse.Namespace, tmp: Path) -> dict:

@@ -17,6 +17,8 @@ from typing import Any, Mapping
 from harness.hostinfo import available_cores
 from harness.tasks.registry import DEFAULT_TASKS
 
+RECALLING = ("reflexion+recall",)  # strategies that recall lessons from other tasks (harness/recall.py)
+SCOPES = ("other_tasks", "other_task_sets")  # which lessons recall may show
 STRATEGY_CHOICES: dict[str, tuple[str, ...]] = {
     "reflexion": ("reflexion",),
     "baseline": ("baseline",),
@@ -204,8 +206,6 @@ class RunConfig:
         return self
 
     def _validate_recall(self) -> None:
-        from harness.recall import RECALLING, SCOPES
-
         recalling = [s for s in self.strategies if s in RECALLING]
         if recalling and not self.recall_from:
             raise ConfigError(

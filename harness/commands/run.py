@@ -7,13 +7,10 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.cli import UsageError, terminal_safe
 from harness.config import STRATEGY_CHOICES, ConfigError, RunConfig
-
-if TYPE_CHECKING:
-    from harness.models import ModelSettings
 
 # Settings a resumed run may change: how it runs, not what it measures.
 RESUMABLE_OVERRIDES = ("workers", "sandbox", "sandbox_workers", "cache", "report", "executor", "ray_address")
@@ -58,6 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
       help="accept --sandbox process with an anthropic: or openai: model (model code could read your API keys)")
     a("--out", type=Path, metavar="DIR", help=f"folder for run folders (default {d.out})")
     a("--resume", type=Path, metavar="RUN_DIR", help="finish an interrupted run: no finished trial lost, none done twice")
+    a("--resume-changed", action="store_true",
+      help="with --resume: go on even though the model, task set, prompts or sandbox changed since the run "
+           "started (refused otherwise); run.json records the override and what changed")
     a("--memory-dir", type=Path, metavar="DIR", help=f"long-term memory folder (default: reflections/ beside the --out folder, i.e. {d.out.parent / 'reflections'})")
     a("--memory-window", type=int, metavar="N", help=f"lessons the Actor sees (default {d.memory_window})")
     a("--memory-namespace", metavar="NAME", help="share lessons across runs under this name (default: the run's own, empty at start)")
@@ -87,7 +87,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _flag_values(args: argparse.Namespace) -> dict[str, Any]:
-    skip = {"command", "func", "config", "resume", "view"}
+    skip = {"command", "func", "config", "resume", "resume_changed", "view"}
     return {k: v for k, v in vars(args).items() if k not in skip and v is not None}
 
 
@@ -100,22 +100,6 @@ def build_config(args: argparse.Namespace) -> RunConfig:
     return RunConfig.from_dict(values, source=source).validate()
 
 
-def model_settings(config: RunConfig, **extra: Any) -> "ModelSettings":
-    """The model settings a run's config asks for (on the driver, or on each Ray node)."""
-    from harness.models import ModelSettings, Price
-
-    return ModelSettings(
-        timeout_s=config.model_timeout_s,
-        max_retries=config.max_retries,
-        requests_per_minute=config.requests_per_minute,
-        tokens_per_minute=config.tokens_per_minute,
-        prices={m: Price(**p) for m, p in config.prices.items()},
-        cache_dir=config.cache_dir if config.cache else None,
-        local_slots=config.local_slots or 1,
-        **extra,
-    )
-
-
 def run_command(args: argparse.Namespace) -> int:
     try:
         return _run(args)
@@ -125,15 +109,18 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     # Imported here so `--help` and config errors stay fast.
-    from harness.models import ModelConfigError, open_model
+    from harness.models import ModelConfigError
     from harness.prompting import Prompts, PromptSetError
     from harness.rundata import SCHEMA_VERSION, read_run_header
-    from harness.runner import RunInterrupted, Runner, prepare_run_dir
+    from harness.runner import ResumeRefused, RunInterrupted, Runner, describe_changes, prepare_run_dir, resume_changes
     from harness.tasks import TaskError, load_tasks
-    from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox
+    from harness.units import open_workbench
+    from sandbox import SandboxUnavailable
 
     t0 = time.perf_counter()
     header: dict[str, Any] | None = None
+    if args.resume_changed and args.resume is None:
+        raise UsageError("--resume-changed goes with --resume RUN_DIR")
     if args.resume is not None:
         run_dir = args.resume
         try:
@@ -163,21 +150,16 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if not tasks.tasks:
         raise UsageError(f"task set {config.tasks!r} selects no task")
-    if header is not None and tasks.digest != header["tasks"]["digest"]:
-        raise UsageError(
-            f"--resume {args.resume}: the task set {config.tasks!r} changed since the run started "
-            f"(digest {tasks.digest} != {header['tasks']['digest']})"
-        )
     prompts = Prompts(config.prompts)
     try:
         prompts.check()
     except PromptSetError as exc:
         raise UsageError(str(exc)) from None
-    if header is not None and header.get("prompts", {}).get("digest") not in (None, prompts.digest()):
-        raise UsageError(
-            f"--resume {args.resume}: the prompt templates changed since the run started "
-            f"(digest {prompts.digest()} != {header['prompts']['digest']})"
-        )
+    if header is not None and not args.resume_changed:
+        # Before the model and the sandbox open; the runner checks those once open.
+        changes = resume_changes(header, {"tasks": {"digest": tasks.digest}, "prompts": {"digest": prompts.digest()}})
+        if changes:
+            raise UsageError(describe_changes(run_dir, changes))
     frozen = None
     if header is not None and header.get("recall"):
         from harness.recall import changed_source
@@ -195,28 +177,17 @@ def _run(args: argparse.Namespace) -> int:
     if config.samples > 1 and config.temperature == 0.0:
         print("note: samples > 1 at temperature 0 gives near-identical attempts; pass@k>1 will say little", file=sys.stderr)
 
-    if config.executor == "ray":
-        # Each node opens its own model and sandbox pool (harness/executors/ray_node.py).
-        model, sandbox = None, None
-    else:
+    workbench = None
+    if config.executor != "ray":  # on Ray each node opens its own (harness/executors/ray_node.py)
         try:
-            model = open_model(config.model, model_settings(config))
-        except ModelConfigError as exc:
+            workbench = open_workbench(config, prompts)
+        except (ModelConfigError, SandboxUnavailable) as exc:
             raise UsageError(str(exc)) from None
-    t_model = time.perf_counter()
-
-    if model is not None:
-        try:
-            sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers))
-        except SandboxUnavailable as exc:
-            model.close()
-            raise UsageError(str(exc)) from None
-    t_sandbox = time.perf_counter()
+    model = workbench.model if workbench is not None else None
+    t_ready = time.perf_counter()
 
     if header is None:
         run_dir, header = prepare_run_dir(config, tasks, config.sandbox, frozen)
-    else:
-        header = _record_resume(run_dir, header)
     print(
         f"run {header['run_id']}: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)}"
         f" x {config.samples} sample(s), up to {config.trials} trials; model {config.model}; "
@@ -237,13 +208,22 @@ def _run(args: argparse.Namespace) -> int:
         print(f"model: {model.concurrency_note}", file=sys.stderr)
 
     viewer = _open_view(run_dir) if getattr(args, "view", False) else None
-    runner = Runner(config, run_dir, header, tasks, model, sandbox, show_progress=True, prompts=prompts)
+    runner = Runner(
+        config, run_dir, header, tasks, model, workbench.sandbox if workbench is not None else None,
+        show_progress=True, prompts=prompts, resumed=args.resume is not None, allow_changed=args.resume_changed,
+    )
     try:
         result = runner.execute()
+    except ResumeRefused as exc:
+        if workbench is not None:
+            workbench.close()
+        if viewer is not None:
+            viewer.stop()
+        raise UsageError(str(exc)) from None
     except RunInterrupted as exc:
         print(str(exc), file=sys.stderr)
-        if sandbox is not None:
-            sandbox.close()
+        if workbench is not None:
+            workbench.sandbox.close()
         sys.stderr.flush()
         sys.stdout.flush()
         os._exit(130)  # worker threads may be inside a model call; do not wait for them
@@ -256,40 +236,23 @@ def _run(args: argparse.Namespace) -> int:
             f"are saved; once fixed, resume with: python -m harness run --resume {run_dir}",
             file=sys.stderr,
         )
-        if sandbox is not None:
-            sandbox.close()
+        if workbench is not None:
+            workbench.sandbox.close()
         sys.stderr.flush()
         os._exit(1)
-    if sandbox is not None:  # on Ray the nodes hold their own
-        sandbox.close()
-    if model is not None:
-        model.close()
+    if workbench is not None:  # on Ray the nodes hold their own
+        workbench.close()
     try:
+        opened = workbench.opened_s if workbench is not None else {"sandbox_start_s": 0.0}
         return finish_run(result, config, timings={
-            "load_s": round(t_model - t0, 3),
-            "sandbox_start_s": round(t_sandbox - t_model, 3),
+            "load_s": round(t_ready - t0 - opened["sandbox_start_s"], 3),  # task set, prompts, model
+            "sandbox_start_s": opened["sandbox_start_s"],
             **result.timings,
         })
     finally:
         if viewer is not None:  # stopped before the interpreter exits, mid-request or not
             viewer.stop()
             print(f"view: closed with the run; reopen with: python -m harness view {run_dir.parent}", file=sys.stderr)
-
-
-def _record_resume(run_dir: Path, header: dict[str, Any]) -> dict[str, Any]:
-    """run.json keeps a list of the sessions that resumed the run (the view and the
-    report say a run was resumed, and that its last timings cover one session)."""
-    from datetime import datetime, timezone
-
-    from harness.rundata import write_json
-
-    trials = run_dir / "trials.jsonl"
-    lines = sum(1 for _ in trials.open("rb")) if trials.exists() else 0
-    entry = {"at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "trials_before": lines,
-             "command": sys.argv}
-    header = {**header, "resumes": [*(header.get("resumes") or []), entry]}
-    write_json(run_dir / "run.json", header)
-    return header
 
 
 def _open_view(run_dir: Path) -> Any:

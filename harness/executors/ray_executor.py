@@ -37,11 +37,7 @@ from harness.config import RunConfig
 from harness.executors.ray_node import CONTROL_SLOTS, NodeWorker, Services
 from harness.executors.ray_services import Collector, LimiterHost, MemoryHost, RemoteMemory
 from harness.rundata import TrialRecord
-from harness.runner import UnitFailure, restore_lessons
-from harness.tasks.base import Task
-
-Unit = tuple[Task, str, int]
-UnitKey = tuple[str, str, int]
+from harness.units import Unit, UnitFailure, UnitKey, restore_lessons
 
 LOST = (RayActorError, ActorDiedError, ActorUnavailableError, NodeDiedError, WorkerCrashedError)
 NODE_CHECK_S = 5.0  # how often the driver looks for nodes that joined
@@ -55,6 +51,16 @@ class ClusterError(RuntimeError):
     """The cluster cannot run the units; the message says what and where."""
 
 
+def _gcs_address() -> str:
+    return str(ray.get_runtime_context().gcs_address)
+
+
+def _cluster_line() -> str:
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    cpus = sum(n.get("Resources", {}).get("CPU", 0) for n in nodes)
+    return f"{len(nodes)} node(s), {cpus:g} CPUs"
+
+
 def _check_reachable(address: str | None) -> None:
     """Fails in seconds on a host:port nobody listens on (Ray itself retries for minutes)."""
     host, sep, port = (address or "").rpartition(":")
@@ -64,10 +70,6 @@ def _check_reachable(address: str | None) -> None:
         socket.create_connection((host, int(port)), timeout=5).close()
     except OSError as exc:
         raise ConnectionError(f"nothing answers at {address} ({exc})") from None
-
-
-def _key(unit: Unit) -> UnitKey:
-    return (unit[0].task_id, unit[1], unit[2])
 
 
 @dataclass
@@ -97,6 +99,11 @@ class RayExecution:
     written: dict[UnitKey, list[TrialRecord]]  # records on disk, per unit (the runner's)
     store: Callable[[TrialRecord], None]  # writes one record (the runner's; the only writer)
     unit_ended: Callable[[Unit, UnitFailure | None], None]  # finished, or failed (errors.jsonl)
+    # What the nodes opened (model, sandbox): the runner records it, and may refuse it
+    # (a resume whose model changed) by raising.
+    identified: Callable[[dict[str, dict[str, Any]]], None] = lambda identities: None
+    say: Callable[[str], None] = print  # one line for the user: which cluster the run is on
+    recall_pool: str | None = None  # the run's frozen recall pool (its file's text), sent to every node
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("harness.ray"))
 
     def __post_init__(self) -> None:
@@ -107,6 +114,7 @@ class RayExecution:
         self._losses: dict[UnitKey, int] = {}
         self._connected_here = False
         self._services: Services | None = None
+        self._identities: dict[str, dict[str, Any]] | None = None  # the first ready node's
         self.units_by_node: dict[str, int] = {}  # units handed to each node, lost ones included
 
     # --- the run ------------------------------------------------------------------
@@ -128,18 +136,32 @@ class RayExecution:
         return {"cluster_start_s": round(cluster_start_s, 3)}
 
     def _connect(self) -> None:
-        if ray.is_initialized():
-            return  # e.g. a test or a notebook that connected already
-        where = self.config.ray_address or "RAY_ADDRESS or a new local instance"
+        """Joins the cluster the config names (an address, or `auto`: RAY_ADDRESS, else
+        the cluster `ray start` left on this machine); without one, starts a private
+        instance for this run alone (never another's cluster found on the machine),
+        which ends with the run. Says which."""
+        if ray.is_initialized():  # e.g. a test or a notebook that connected already
+            self.say(f"ray: using this process's Ray connection to {_gcs_address()} ({_cluster_line()})")
+            return
+        address = self.config.ray_address
         try:
-            _check_reachable(self.config.ray_address)
-            ray.init(address=self.config.ray_address, logging_level=logging.WARNING)
+            if address is None:
+                # "local": a new instance, even where RAY_ADDRESS or a running cluster is found.
+                ray.init(address="local", include_dashboard=False, logging_level=logging.WARNING)
+            else:
+                _check_reachable(address)
+                ray.init(address=address, logging_level=logging.WARNING)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise ClusterError(
-                f"cannot join the Ray cluster at {where}: {exc}. Start one with `ray start --head` "
-                "(README: 'Running on a Ray cluster') or give its address with --ray-address"
+                f"cannot join the Ray cluster at {address or 'a new local instance'}: {exc}. Start one with "
+                "`ray start --head` (README: 'Running on a Ray cluster') or give its address with --ray-address"
             ) from None
         self._connected_here = True
+        if address is None:
+            self.say(f"ray: started a private Ray instance for this run at {_gcs_address()} ({_cluster_line()}); it ends with "
+                     "the run. To use a cluster, give --ray-address ADDRESS (or auto)")
+        else:
+            self.say(f"ray: joined the Ray cluster at {_gcs_address()} ({_cluster_line()}), as --ray-address {address} asked")
 
     def _start_services(self) -> None:
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
@@ -170,7 +192,7 @@ class RayExecution:
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
                 max_concurrency=self.config.workers + CONTROL_SLOTS,
                 name=f"harness-{self.run_id}-{node_id[:12]}",
-            ).remote(self._node_config, self.run_id, self._services, self._prompt_files)
+            ).remote(self._node_config, self.run_id, self._services, self._prompt_files, self.recall_pool)
             self._nodes[node_id] = _Node(node_id, worker, worker.ready.remote())
         waiting = {n.ready: n for n in self._nodes.values() if n.ready is not None}
         if not waiting:
@@ -184,10 +206,16 @@ class RayExecution:
                 info = ray.get(ref)
             except LOST as exc:
                 info = {"error": f"{type(exc).__name__}: {exc}", "host": "?"}
+            if not info["error"] and self._identities is not None and info["identities"] != self._identities:
+                info["error"] = (f"it opened {info['identities']}, another node {self._identities}: "
+                                 "every node needs the same model file and sandbox image")
             if info["error"]:
                 errors.append(f"node {node.node_id[:12]} ({info['host']}): {info['error']}")
                 self._lose_node(node.node_id)
             else:
+                if self._identities is None:
+                    self.identified(info["identities"])  # may refuse the run (a changed resume)
+                    self._identities = info["identities"]
                 node.usable = True
         if errors and wait:
             raise ClusterError(
@@ -240,7 +268,7 @@ class RayExecution:
         for node in sorted(self._nodes.values(), key=lambda n: n.in_flight):
             while queue and node.usable and node.in_flight < self.config.workers:
                 unit = queue.popleft()
-                key = _key(unit)
+                key = unit.key
                 generation = self._generation.setdefault(key, 0)
                 task, strategy, attempt = unit
                 ref = node.worker.run_unit.remote(task, strategy, attempt, list(self.written.get(key, [])), generation)
@@ -276,7 +304,7 @@ class RayExecution:
             self.unit_ended(slot.unit, outcome)
 
     def _requeue(self, slot: _Slot, queue: deque[Unit], exc: BaseException) -> None:
-        key = _key(slot.unit)
+        key = slot.unit.key
         if slot.node_id in self._nodes:
             self.log.warning("lost Ray node %s (%s); its units run again elsewhere", slot.node_id[:12], type(exc).__name__)
             self._lose_node(slot.node_id)
@@ -286,7 +314,7 @@ class RayExecution:
         # Records of the old generation still on their way are refused from now on.
         self._generation[key] = slot.generation + 1
         # A lesson whose trial is written but which the lost node had not stored yet.
-        restore_lessons(self._memory, self.written.get(key, []), self.config.model)
+        restore_lessons(self._memory, self.written.get(key, []), self.config.model, self.config.tasks)
         queue.appendleft(slot.unit)
 
     # --- the end ------------------------------------------------------------------
@@ -294,13 +322,28 @@ class RayExecution:
         for node_id, count in sorted(self.units_by_node.items()):
             self.log.info("node %s ran %d units", node_id[:12], count)
         closing = [n.worker.close.remote() for n in self._nodes.values()]
-        ray.wait(closing, num_returns=len(closing), timeout=CLOSE_TIMEOUT_S)
+        done, _ = ray.wait(closing, num_returns=len(closing), timeout=CLOSE_TIMEOUT_S)
+        self._served_model(done)
         for node in self._nodes.values():
             ray.kill(node.worker, no_restart=True)
         if self._services is not None:
             for service in (self._services.collector, self._services.memory, self._services.limiter):
                 if service is not None:
                     ray.kill(service, no_restart=True)
+
+    def _served_model(self, closed: list[Any]) -> None:
+        """An API's served model name is known after its replies: the nodes say it as they close."""
+        for ref in closed:
+            try:
+                identities = ray.get(ref)
+            except Exception:  # noqa: BLE001 - a node lost at the end says nothing
+                continue
+            if identities and "served_model" in identities.get("model_identity", {}):
+                try:
+                    self.identified({"model_identity": identities["model_identity"]})
+                except Exception as exc:  # noqa: BLE001 - every record is written already
+                    self.log.warning("%s", exc)
+                return
 
     def _abort(self) -> None:
         """Ctrl-C or an error: no unit starts another trial; pools close; actors go."""

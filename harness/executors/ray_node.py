@@ -21,14 +21,13 @@ from typing import Any, Sequence
 import ray
 
 from harness.config import RunConfig
-from harness.evaluator import Evaluator
 from harness.executors.ray_services import ClusterLimiter, RemoteMemory
 from harness.hostinfo import available_cores
-from harness.loop import LoopContext, LoopSettings, Stopped
+from harness.loop import LoopContext, Stopped
 from harness.prompting import Prompts
 from harness.rundata import TrialRecord
-from harness.runner import UnitFailure, run_unit
 from harness.tasks.base import Task
+from harness.units import Unit, UnitFailure, Workbench, open_workbench, run_unit
 
 
 CONTROL_SLOTS = 4
@@ -58,36 +57,34 @@ def _node_cpus() -> int:
 
 @ray.remote(num_cpus=0)
 class NodeWorker:
-    def __init__(self, config: RunConfig, run_id: str, services: Services, prompt_files: dict[str, str]) -> None:
+    def __init__(self, config: RunConfig, run_id: str, services: Services, prompt_files: dict[str, str],
+                 recall_pool: str | None = None) -> None:
         self._stop = threading.Event()
         self._collector = services.collector
-        self._model = None
-        self._sandbox = None
+        self._workbench: Workbench | None = None
         self._ctx: LoopContext | None = None
         self._error: str | None = None
         self._units = 0
         self._prompt_dir: tempfile.TemporaryDirectory | None = None
         try:
-            self._open(config, run_id, services, prompt_files)
+            self._open(config, run_id, services, prompt_files, recall_pool)
         except Exception as exc:  # reported by ready(): the driver says which node failed
             self._error = f"{type(exc).__name__}: {exc}"
             self.close()
 
-    def _open(self, config: RunConfig, run_id: str, services: Services, prompt_files: dict[str, str]) -> None:
-        from harness.commands.run import model_settings
-        from harness.models import open_model
-        from sandbox import SandboxConfig, open_sandbox
-
+    def _open(self, config: RunConfig, run_id: str, services: Services, prompt_files: dict[str, str],
+              recall_pool: str | None) -> None:
         limiter = ClusterLimiter(services.limiter) if services.limiter is not None else None
-        settings = model_settings(config, limiter=limiter, n_threads=_node_cpus())
-        self._model = open_model(config.model, settings)
-        self._sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers))
         prompts = Prompts(self._prompt_folder(prompt_files))
-        evaluator = Evaluator(self._sandbox, prompts, timeout_s=config.test_timeout_s)
-        self._ctx = LoopContext(
-            run_id, self._model, prompts, evaluator, RemoteMemory(services.memory),
-            LoopSettings.from_config(config), self._stop,
-        )
+        self._workbench = open_workbench(config, prompts, limiter=limiter, n_threads=_node_cpus())
+        recall = None
+        if recall_pool is not None:  # the driver's frozen pool, written here: nodes need not share its disk
+            from harness.recall import POOL_FILE, Recall
+
+            folder = Path(tempfile.mkdtemp(prefix="harness-recall-"))
+            (folder / POOL_FILE).write_text(recall_pool, encoding="utf-8")
+            recall = Recall.open(folder, config.recall_k)
+        self._ctx = self._workbench.context(config, run_id, RemoteMemory(services.memory), self._stop, recall)
 
     def _prompt_folder(self, files: dict[str, str]) -> Path | None:
         """The driver's --prompts templates, written here: nodes need not share its disk."""
@@ -105,6 +102,7 @@ class NodeWorker:
             "host": socket.gethostname(),
             "pid": os.getpid(),
             "error": self._error,
+            "identities": self._workbench.identities() if self._workbench is not None else None,
         }
 
     def run_unit(
@@ -119,7 +117,7 @@ class NodeWorker:
                 raise Superseded()
 
         try:
-            failure = run_unit(self._ctx, (task, strategy, attempt), done, store)
+            failure = run_unit(self._ctx, Unit(task, strategy, attempt), done, store)
         except Superseded:
             return "superseded"  # the driver gave this unit to another node
         except Stopped:
@@ -133,14 +131,16 @@ class NodeWorker:
         """No unit starts another trial; the trial in progress is not recorded."""
         self._stop.set()
 
-    def close(self) -> None:
+    def close(self) -> dict[str, Any] | None:
+        """Closes the model and the sandbox pool; returns what they were (an API's served
+        model is known only after its replies)."""
         self._stop.set()
-        if self._sandbox is not None:
-            self._sandbox.close()
-            self._sandbox = None
-        if self._model is not None:
-            self._model.close()
-            self._model = None
+        identities = None
+        if self._workbench is not None:
+            identities = self._workbench.identities()
+            self._workbench.close()
+            self._workbench = None
         if self._prompt_dir is not None:
             self._prompt_dir.cleanup()
             self._prompt_dir = None
+        return identities

@@ -54,6 +54,19 @@ def split_model_url(rest: str, prefix: str) -> tuple[str, str | None]:
     return model.strip(), (url.rstrip("/") if url else None)
 
 
+def describe(sdk: Any, spec: str, identity: str, base_url: Any, served_model: str | None) -> dict[str, Any]:
+    """What run.json records of an API model: the base URL the client uses and, once the
+    server has replied, the model name as it reports it; the engine is the client SDK
+    (the server's own engine is not known)."""
+    found: dict[str, Any] = {
+        "spec": spec, "identity": identity, "engine": f"{sdk.__name__}-sdk", "engine_version": sdk.__version__,
+        "base_url": str(base_url).rstrip("/"),
+    }
+    if served_model is not None:
+        found["served_model"] = served_model
+    return found
+
+
 def stop_reason(raw: str | None) -> str:
     return _STOP_REASONS.get(raw or "", raw or "")
 

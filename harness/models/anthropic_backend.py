@@ -40,6 +40,7 @@ class AnthropicModel:
         self.model_id = model_id
         self.spec = f"anthropic:{model_id}" + (f"@{base_url}" if base_url else "")
         self._settings = settings
+        self._served_model: str | None = None
         self._client = anthropic.Anthropic(
             api_key=api_key,
             base_url=base_url,  # None: the SDK's default (or ANTHROPIC_BASE_URL)
@@ -53,6 +54,10 @@ class AnthropicModel:
         facts = lookup(model_id, self._table)
         self.accepts_temperature = facts.accepts_temperature if facts else False
         self._warned_temperature = threading.Event()
+
+    def describe(self) -> dict[str, Any]:
+        """What run.json records of the model (see _api.describe)."""
+        return _api.describe(anthropic, self.spec, self.identity, self._client.base_url, self._served_model)
 
     @property
     def identity(self) -> str:
@@ -131,6 +136,8 @@ class AnthropicModel:
             self.spec, text, max_tokens, _api.stop_reason(reply.stop_reason)
         )
         model = reply.model or self.model_id
+        if self._served_model is None:
+            self._served_model = reply.model or None  # as the server reports it, in its first reply
         price = price_for(model, self._settings.prices, self._table)
         return Completion(
             text=text,

@@ -46,6 +46,7 @@ class OpenAIModel:
         self.model_id = model_id
         self.spec = f"openai:{model_id}" + (f"@{base_url}" if base_url else "")
         self._settings = settings
+        self._served_model: str | None = None
         self._client = openai.OpenAI(
             api_key=api_key,
             base_url=base_url,
@@ -56,6 +57,10 @@ class OpenAIModel:
             settings.requests_per_minute, settings.tokens_per_minute
         )
         self._temperature_lock = threading.Lock()
+
+    def describe(self) -> dict[str, Any]:
+        """What run.json records of the model (see _api.describe)."""
+        return _api.describe(openai, self.spec, self.identity, self._client.base_url, self._served_model)
 
     @property
     def identity(self) -> str:
@@ -129,6 +134,8 @@ class OpenAIModel:
             self.spec, choice.message.content or "", max_tokens, _api.stop_reason(choice.finish_reason)
         )
         model = reply.model or self.model_id
+        if self._served_model is None:
+            self._served_model = reply.model or None  # as the server reports it, in its first reply
         price = price_for(model, self._settings.prices, {})
         return Completion(
             text=text,

@@ -71,6 +71,14 @@ class ScriptedModel:
         self._latency_s = latency_s
         self._lock = threading.Lock()
         self.calls: list[Call] = []
+        self.file_sha256: str | None = None  # the script file's, when read from one
+
+    def describe(self) -> dict[str, object]:
+        """What run.json records of the model: the script file's sha256 decides the answers."""
+        found: dict[str, object] = {"spec": self.spec, "identity": self.identity, "engine": "scripted"}
+        if self.file_sha256:
+            found["file_sha256"] = self.file_sha256
+        return found
 
     @classmethod
     def from_file(cls, path: str | Path) -> "ScriptedModel":
@@ -98,8 +106,11 @@ class ScriptedModel:
                 rules.append((str(row["match"]), str(reply)))
             else:
                 replies.append(str(reply))
-        return cls(replies, rules=rules, spec=f"scripted:{path}", latency_s=latency_s,
-                   identity=f"scripted:sha256:{hashlib.sha256(raw).hexdigest()}")
+        digest = hashlib.sha256(raw).hexdigest()
+        model = cls(replies, rules=rules, spec=f"scripted:{path}", latency_s=latency_s,
+                    identity=f"scripted:sha256:{digest}")
+        model.file_sha256 = digest
+        return model
 
     def complete(
         self,

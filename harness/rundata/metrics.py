@@ -275,6 +275,17 @@ def default_pairs(strategies: Sequence[str]) -> list[tuple[str, str]]:
 
 # --------------------------------------------------------------------------- compute
 
+def _per_sample(attempts: pd.DataFrame) -> tuple[float, float, int] | None:
+    """The baseline's mean calls and tokens per sample (per task first) and the fewest
+    complete samples any task has; None without a complete baseline sample."""
+    base = attempts[attempts["strategy"] == BASELINE]
+    if base.empty:
+        return None
+    per_task = base.groupby("task_id")[["calls", "tokens"]].mean()
+    return (float(per_task["calls"].mean()), float(per_task["tokens"].mean()),
+            int(base.groupby("task_id").size().min()))
+
+
 def compute_curve(trials: pd.DataFrame, attempts: pd.DataFrame, strategy: str, budget: int | None) -> pd.DataFrame:
     """Pass rate against compute spent, per task on average.
 
@@ -288,12 +299,10 @@ def compute_curve(trials: pd.DataFrame, attempts: pd.DataFrame, strategy: str, b
     cols = ["strategy", "budget", "calls", "tokens", "pass", "kind"]
     rows = []
     if strategy == BASELINE:
-        att = attempts[attempts["strategy"] == strategy]
-        if att.empty:
+        base = _per_sample(attempts)
+        if base is None:
             return pd.DataFrame(columns=cols)
-        per_task = att.groupby("task_id")[["calls", "tokens"]].mean()
-        calls, tokens = float(per_task["calls"].mean()), float(per_task["tokens"].mean())
-        n_min = int(att.groupby("task_id").size().min())
+        calls, tokens, n_min = base
         for k in range(1, n_min + 1):
             rows.append({"strategy": strategy, "budget": f"k={k}", "calls": k * calls, "tokens": k * tokens,
                          "pass": float(per_task_pass_at_k(attempts, strategy, k).mean()),
@@ -323,12 +332,10 @@ def compute_matched(attempts: pd.DataFrame, strategies: Sequence[str]) -> pd.Dat
     cols = ["strategy", "pass@1", "calls", "tokens", "baseline_calls_per_sample",
             "baseline_tokens_per_sample", "k_calls", "oracle_best_of_k_calls",
             "k_tokens", "oracle_best_of_k_tokens", "baseline_samples"]
-    base = attempts[attempts["strategy"] == BASELINE]
-    if base.empty:
+    base = _per_sample(attempts)
+    if base is None:
         return pd.DataFrame(columns=cols)
-    base_task = base.groupby("task_id")[["calls", "tokens"]].mean()
-    b_calls, b_tokens = float(base_task["calls"].mean()), float(base_task["tokens"].mean())
-    n_min = int(base.groupby("task_id").size().min())
+    b_calls, b_tokens, n_min = base
 
     def matched(ratio: float) -> tuple[int | None, float | None]:
         if not math.isfinite(ratio):

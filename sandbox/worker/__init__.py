@@ -36,6 +36,8 @@ Modules, one per process role and concern (standard library only):
     text        one-line failure details
     procs       process and /proc helpers
     scratch     emptying the scratch folder
+    traces      kernel counters no wipe resets: noticed after a job, the worker retires
+    assertions  the test's asserts, compiled so a failed one shows the value observed
     child       a blank child taking its job (P or T)
     program     P: runs the program, answers the test's requests
     link        T's end of the channel: proxies for the program's functions and objects

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from harness.models import ModelSettings
-from harness.models.stub_server import StubServer
+from tests.doubles.stub_server import StubServer
 
 FAKE_ANTHROPIC_KEY = "sk-ant-test-0000-SECRET-never-in-results"
 FAKE_OPENAI_KEY = "sk-openai-test-0000-SECRET-never-in-results"

@@ -9,7 +9,7 @@ import pytest
 
 from harness.models import Message, ModelConfigError, ModelError, ModelSettings, Price, open_model
 from harness.models.limiter import RateLimiter
-from harness.models.stub_server import (
+from tests.doubles.stub_server import (
     LongReply,
     Malformed,
     RateLimited,
@@ -146,7 +146,7 @@ def test_over_long_reply_is_cut_and_marked(backend, stub, settings):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_connection_refused_is_a_model_error(backend, settings):
-    from harness.models.stub_server import StubServer
+    from tests.doubles.stub_server import StubServer
 
     with StubServer() as dead:
         spec = spec_for(backend, dead)

@@ -16,7 +16,7 @@ from harness.calls import CallSettings, Meter, call
 from harness.models import CachedModel, Message, ModelConfigError, ModelSettings, open_model
 from harness.models import local_backend
 from harness.models.fetch import catalogue, default_model_name, file_sha256, model_path
-from harness.models.stub_server import Reply, StubServer
+from tests.doubles.stub_server import Reply, StubServer
 
 ASK = [Message("user", "implement add(a, b)")]
 

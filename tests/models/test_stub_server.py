@@ -7,7 +7,7 @@ import openai
 import pytest
 
 from harness.models import Message, ModelSettings, open_model
-from harness.models.stub_server import Reply, StubServer
+from tests.doubles.stub_server import Reply, StubServer
 
 
 def test_serves_40_concurrent_slow_requests_in_parallel():

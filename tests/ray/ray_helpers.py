@@ -6,8 +6,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from harness.executors.local_cluster import start_local_cluster as start_cluster  # noqa: F401
-from harness.models.stub_server import StubRequest
+from tests.doubles.ray_cluster import start_local_cluster as start_cluster  # noqa: F401
+from tests.doubles.stub_server import StubRequest
 from harness.tasks import load_tasks
 
 

@@ -20,7 +20,7 @@ import ray  # noqa: F401  (a test dependency: its absence must fail, never skip)
 
 from harness.cli import main  # noqa: E402
 from harness.config import STRATEGY_CHOICES  # noqa: E402
-from harness.models.stub_server import Reply, Status, StubServer  # noqa: E402
+from tests.doubles.stub_server import Reply, Status, StubServer  # noqa: E402
 
 from tests.helpers import ctrl_c_reaches_it  # noqa: E402
 from ray_helpers import Agent, only_run, outcomes, read_trials, start_cluster, stored_lessons, trial_keys  # noqa: E402
@@ -220,3 +220,44 @@ def test_each_node_loads_its_own_embedded_model(tmp_path: Path, cluster, caplog:
     assert len(records) == 3 and all(r["model_calls"] == 1 and r["raw_output"] for r in records)
     ran = [r.getMessage() for r in caplog.records if r.getMessage().startswith("node ") and r.getMessage().endswith(" ran 1 units")]
     assert len(ran) == 3, ran  # one unit on each node: three NodeWorkers, each with its own model
+
+
+def test_without_an_address_the_run_starts_its_own_instance_and_never_joins_another(
+    tmp_path: Path, cluster, reference: dict
+) -> None:
+    """A second cluster runs on this machine and RAY_ADDRESS points at it (what Ray itself
+    would follow): without --ray-address the run (a process of its own, as a user's) starts
+    a private instance, says so, runs there, and ends it."""
+    import re
+    import socket
+
+    with StubServer(default=Reply(Agent())) as stub:
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", *run_args(stub, tmp_path, "--executor", "ray", "--workers", "2")],
+            cwd=tmp_path, env={**_env(), "RAY_ADDRESS": cluster.address}, capture_output=True, text=True, timeout=600,
+        )
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"ray: started a private Ray instance for this run at (\S+) \(1 node\(s\), [\d.]+ CPUs\); "
+                      r"it ends with the run", done.stderr)
+    assert found, done.stderr
+    address = found.group(1)
+    assert address != cluster.address
+    assert_same_as_local(only_run(tmp_path / "results"), tmp_path / "memory", reference)
+    host, _, port = address.rpartition(":")
+    with pytest.raises(OSError):  # the private instance ended with the run
+        socket.create_connection((host, int(port)), timeout=2).close()
+    other_host, _, other_port = cluster.address.rpartition(":")
+    socket.create_connection((other_host, int(other_port)), timeout=2).close()  # the other one still runs
+
+
+def test_with_auto_the_run_says_which_cluster_it_joined(
+    tmp_path: Path, cluster, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    monkeypatch.setenv("RAY_ADDRESS", cluster.address)
+    with StubServer(default=Reply(Agent())) as stub:
+        args = run_args(stub, tmp_path, "--executor", "ray", "--ray-address", "auto", "--workers", "2")
+        args[args.index("--limit") + 1] = "1"
+        assert main(args) == 0
+    err = capsys.readouterr().err
+    assert f"ray: joined the Ray cluster at {cluster.address} (3 node(s), 3 CPUs), " \
+           "as --ray-address auto asked" in err

@@ -1,4 +1,4 @@
-"""A multi-node Ray cluster on this one machine, for the tests and bench/scale.py.
+"""A multi-node Ray cluster on this one machine, for the tests and bench/scale.py (a test double).
 
 Each node is a raylet of its own (Ray's `cluster_utils.Cluster`) with 1 CPU, a
 100 MB object store and no dashboard, so several fit on a 2-core machine.

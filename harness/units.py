@@ -1,0 +1,177 @@
+"""A unit of work: one attempt of one task under one strategy, and how it runs.
+
+A unit is (task, strategy, attempt). To run, it needs what a `Workbench` holds: the
+model, the sandbox pool, the prompt set, and the run's long-term memory; together they
+make the loop's context. Every executor (the local thread pool, each Ray node) opens a
+Workbench the same way (`open_workbench`) and runs each unit through `run_unit`, which
+hands every finished trial to a `store` callback before the next trial starts (the
+driver's single writer, or the Ray Collector that forwards to it).
+
+Library errors only (ModelConfigError, SandboxUnavailable, ...): the CLI turns them
+into usage errors.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
+
+from harness.evaluator import Evaluator
+from harness.loop import AttemptIncomplete, LoopContext, LoopSettings, Stopped, lesson_of, run_attempt
+from harness.models.base import ChatModel, ModelSettings, Price
+from harness.prompting import Prompts
+from harness.rundata import TrialRecord
+from harness.tasks.base import Task, TaskSet
+
+if TYPE_CHECKING:
+    from harness.config import RunConfig
+    from harness.memory import MemoryStore
+    from harness.recall import Recall
+    from sandbox import Sandbox
+
+UnitKey = tuple[str, str, int]  # (task_id, strategy, attempt)
+Store = Callable[[TrialRecord], None]
+
+
+class Unit(NamedTuple):
+    task: Task
+    strategy: str
+    attempt: int
+
+    @property
+    def key(self) -> UnitKey:
+        return (self.task.task_id, self.strategy, self.attempt)
+
+
+def units_for(config: "RunConfig", tasks: TaskSet) -> list[Unit]:
+    """Every unit of a run; strategies interleave per task, so a partial run compares
+    them on the same tasks."""
+    return [
+        Unit(task, strategy, attempt)
+        for task in tasks.tasks
+        for attempt in range(1, config.samples + 1)
+        for strategy in config.strategies
+    ]
+
+
+@dataclass(frozen=True)
+class UnitFailure:
+    """Why a unit ended without finishing its attempt (contract: errors.jsonl)."""
+
+    kind: str  # "model_error" | "unit_exception"
+    trial: int
+    role: str | None
+    error: str
+    trace: str | None = None
+    spent: dict[str, Any] | None = None  # the unfinished trial's usage fields (model calls, tokens, cost)
+
+
+def model_settings(config: "RunConfig", **extra: Any) -> ModelSettings:
+    """The model settings a run's config asks for (on the driver, or on each Ray node)."""
+    return ModelSettings(
+        timeout_s=config.model_timeout_s,
+        max_retries=config.max_retries,
+        requests_per_minute=config.requests_per_minute,
+        tokens_per_minute=config.tokens_per_minute,
+        prices={m: Price(**p) for m, p in config.prices.items()},
+        cache_dir=config.cache_dir if config.cache else None,
+        local_slots=config.local_slots or 1,
+        **extra,
+    )
+
+
+def describe_model(model: ChatModel) -> dict[str, Any]:
+    """What run.json records as "model_identity": the model's own `describe()`; for a
+    backend without one, what it exposes (spec, the cache identity, a file's sha256)."""
+    describe = getattr(model, "describe", None)
+    if callable(describe):
+        return dict(describe())
+    found: dict[str, Any] = {"spec": model.spec}
+    for key, attr in (("identity", "identity"), ("file_sha256", "sha256")):
+        value = getattr(model, attr, None)
+        if isinstance(value, str) and value:
+            found[key] = value
+    return found
+
+
+def describe_sandbox(sandbox: "Sandbox") -> dict[str, Any]:
+    """What run.json records as "sandbox_identity": the backend's `describe()` (image and
+    its digest, the worker code's digest), else its name."""
+    describe = getattr(sandbox, "describe", None)
+    return dict(describe()) if callable(describe) else {"backend": getattr(sandbox, "name", None)}
+
+
+@dataclass
+class Workbench:
+    """What units need opened: the model, the sandbox pool, the prompt set."""
+
+    model: ChatModel
+    sandbox: "Sandbox"
+    prompts: Prompts
+    opened_s: dict[str, float] = field(default_factory=dict)  # model "load_s", "sandbox_start_s"
+
+    def context(self, config: "RunConfig", run_id: str, memory: "MemoryStore | Any",
+                stop: threading.Event, recall: "Recall | None" = None) -> LoopContext:
+        """The loop's context for this run's units; `memory` is a MemoryStore or a proxy
+        with its interface (Ray's RemoteMemory); `recall` the run's frozen pool, if any."""
+        evaluator = Evaluator(self.sandbox, self.prompts, timeout_s=config.test_timeout_s)
+        return LoopContext(run_id, self.model, self.prompts, evaluator, memory, LoopSettings.from_config(config),
+                           stop, recall)
+
+    def identities(self) -> dict[str, dict[str, Any]]:
+        return {"model_identity": describe_model(self.model), "sandbox_identity": describe_sandbox(self.sandbox)}
+
+    def close(self) -> None:
+        self.sandbox.close()
+        self.model.close()
+
+
+def open_workbench(config: "RunConfig", prompts: Prompts, **settings: Any) -> Workbench:
+    """Opens the run's model (ModelSettings fields may be added: a shared limiter, the
+    threads of a node) and its sandbox pool; closes the model if the sandbox fails."""
+    from harness.models import open_model
+    from sandbox import SandboxConfig, open_sandbox
+
+    started = time.perf_counter()
+    model = open_model(config.model, model_settings(config, **settings))
+    loaded = time.perf_counter()
+    try:
+        sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers))
+    except BaseException:
+        model.close()
+        raise
+    opened_s = {"load_s": round(loaded - started, 3), "sandbox_start_s": round(time.perf_counter() - loaded, 3)}
+    return Workbench(model, sandbox, prompts, opened_s)
+
+
+def run_unit(ctx: LoopContext, unit: Unit, done: Sequence[TrialRecord], store: Store) -> UnitFailure | None:
+    """Runs one attempt from after `done`, storing each trial's record before the next.
+
+    A model error that outlived the retries, or any exception of the unit's own, ends
+    the attempt incomplete and is returned; Stopped (Ctrl-C, a superseded unit, a
+    refused resume) propagates.
+    """
+    task, strategy, attempt = unit
+    next_trial = max((r.trial for r in done), default=0) + 1
+    try:
+        for record in run_attempt(ctx, task, strategy, attempt, done):
+            store(record)
+            next_trial = record.trial + 1
+    except Stopped:
+        raise
+    except AttemptIncomplete as exc:
+        return UnitFailure("model_error", exc.trial, exc.role, exc.error, spent=exc.spent)
+    except Exception as exc:  # one unit's bug or outage must not end the run
+        error = " ".join(f"{type(exc).__name__}: {exc}".split())
+        return UnitFailure("unit_exception", next_trial, None, error, traceback.format_exc())
+    return None
+
+
+def restore_lessons(memory: Any, records: Sequence[TrialRecord], model: str, task_set: str = "") -> None:
+    """Puts back the lessons of recorded trials (idempotent): a kill may fall between
+    a trial's record and its lesson."""
+    for rec in records:
+        if rec.lesson:
+            memory.add(lesson_of(rec, model, task_set))
