@@ -112,6 +112,7 @@ def _run(args: argparse.Namespace) -> int:
     from harness.models import ModelConfigError
     from harness.prompting import Prompts, PromptSetError
     from harness.rundata import SCHEMA_VERSION, read_run_header
+    from harness.rundata.folder import FolderError, SessionLock
     from harness.runner import ResumeRefused, RunInterrupted, Runner, describe_changes, prepare_run_dir, resume_changes
     from harness.tasks import TaskError, load_tasks
     from harness.units import open_workbench
@@ -121,11 +122,13 @@ def _run(args: argparse.Namespace) -> int:
     header: dict[str, Any] | None = None
     if args.resume_changed and args.resume is None:
         raise UsageError("--resume-changed goes with --resume RUN_DIR")
+    session = None  # the run's session lock, held until this process is done with the run
     if args.resume is not None:
         run_dir = args.resume
         try:
+            session = SessionLock(run_dir).acquire()  # no two sessions write one run
             header = read_run_header(run_dir)
-        except (FileNotFoundError, ValueError) as exc:
+        except (FolderError, FileNotFoundError, ValueError) as exc:
             raise UsageError(f"--resume {run_dir}: {exc}") from None
         if header.get("schema") != SCHEMA_VERSION:
             raise UsageError(
@@ -188,6 +191,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if header is None:
         run_dir, header = prepare_run_dir(config, tasks, config.sandbox, frozen)
+        session = SessionLock(run_dir).acquire()
     print(
         f"run {header['run_id']}: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)}"
         f" x {config.samples} sample(s), up to {config.trials} trials; model {config.model}; "
@@ -250,6 +254,8 @@ def _run(args: argparse.Namespace) -> int:
             **result.timings,
         })
     finally:
+        if session is not None:  # after summary.json: the view reads an ended session, never a killed one
+            session.release()
         if viewer is not None:  # stopped before the interpreter exits, mid-request or not
             viewer.stop()
             print(f"view: closed with the run; reopen with: python -m harness view {run_dir.parent}", file=sys.stderr)

@@ -4,6 +4,7 @@
     <run>/trials.jsonl   one TrialRecord a line, appended and flushed as each trial ends
     <run>/errors.jsonl   one ErrorRecord a line: an attempt the harness could not finish
     <run>/summary.json   the run's numbers (harness.rundata.numbers), written once per session
+    <run>/session.lock   locked (flock) by the process writing the run, while it runs
 
 trials.jsonl is the source of truth; everything else is derived from it and run.json.
 Each line is written with one `write` call and flushed at once, so a run killed at
@@ -12,8 +13,10 @@ and `TrialLog.open_for_append` cuts off before appending.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -28,6 +31,7 @@ TRIALS = "trials.jsonl"
 ERRORS = "errors.jsonl"
 SUMMARY = "summary.json"
 ERROR_LOG = "error.log"
+SESSION_LOCK = "session.lock"
 # Text that is not valid UTF-8 (a lone surrogate) is written as its \udXXX escape
 # instead of stopping the run: inside a JSON string that escape reads back as the same character.
 _TEXT_ERRORS = "backslashreplace"
@@ -35,6 +39,64 @@ _TEXT_ERRORS = "backslashreplace"
 
 class FolderError(Exception):
     """A run folder that cannot be read as one; the message says which file and why."""
+
+
+# ------------------------------------------------------------------ the session lock
+
+class SessionLock:
+    """Held by the one process that writes a run, for as long as it runs.
+
+    An exclusive flock on <run>/session.lock: the kernel drops it when that process
+    ends, however it ends (kill -9 included), so "is a session writing this run?" has
+    an exact answer on this host instead of a guess from file times. A second session
+    on the same run (two resumes at once) is refused.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = Path(run_dir) / SESSION_LOCK
+        self._fh: Any = None
+
+    def acquire(self) -> "SessionLock":
+        fh = self.path.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            fh.close()
+            raise FolderError(f"{self.path.parent}: another session is writing this run ({holder}); "
+                              "wait for it to end, or stop it, before resuming") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+        fh.flush()
+        self._fh = fh
+        return self
+
+    def release(self) -> None:
+        if self._fh is not None:
+            self._fh.close()  # closing the descriptor drops the flock
+            self._fh = None
+
+
+def session_live(run_dir: Path) -> bool | None:
+    """True: a process holds the run's session lock now; False: the lock is free (its
+    session ended, or was killed); None: no lock file (a run from before the lock, or
+    from another host's view of a shared folder: the caller falls back to file times)."""
+    path = Path(run_dir) / SESSION_LOCK
+    try:
+        fh = path.open("r", encoding="utf-8")
+    except OSError:
+        return None
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return None
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        return False
 
 
 # ------------------------------------------------------------------ JSON files

@@ -365,6 +365,7 @@ def of_folder(run: folder.RunFolder, *, session: dict[str, Any] | None = None,
         timings = old["timings"]
     return compute(run.header, trials if trials is not None else fr.trials_frame(run.records), run.errors,
                    run_dir=run.run_dir, session=session, timings=timings,
+                   live=folder.session_live(run.run_dir) is True,
                    error_log=folder.error_log_kind(run.run_dir))
 
 

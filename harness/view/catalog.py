@@ -112,8 +112,12 @@ class RunEntry:
         return changed
 
     def live(self, now: float | None = None) -> bool:
-        """A session is writing this run: trials.jsonl or run.json changed within
+        """A session is writing this run: it holds the run's session lock. A run from
+        before the lock (no lock file): trials.jsonl or run.json changed within
         RUNNING_WINDOW_S and error.log does not say the run stopped after that."""
+        held = folder.session_live(self.path)
+        if held is not None:
+            return held
         now = time.time() if now is None else now
         trials_m = folder.mtime(self.path / folder.TRIALS)
         marks = [m for m in (trials_m, folder.mtime(self.path / folder.HEADER)) if m is not None]
