@@ -75,8 +75,9 @@ SECRET = "expected-" + os.urandom(6).hex()
 # environment, every process's command line, environment and memory it can open,
 # the files it can reach. Prints whatever it finds (that would be the answer).
 READ_EXPECTED = r"""
-import os, re
+import os, re, time
 found = []
+walk_until = time.monotonic() + 4.0  # the file hunt is bounded: a host's /tmp may hold anything
 def look(data):
     if isinstance(data, bytes):
         data = data.decode('latin-1')
@@ -120,6 +121,8 @@ for pid in everyone:
         pass
 for root in ('.', '/tmp', os.path.expanduser('~')):
     for folder, _, files in os.walk(root):
+        if time.monotonic() > walk_until:
+            break
         for f in files:
             try:
                 look(open(os.path.join(folder, f), 'rb').read(1 << 20))
