@@ -86,9 +86,7 @@ def apps_task(row: dict[str, Any], file: Path, number: int) -> Task:
 class AppsSource:
     def load(self, arg: str) -> TaskSet:
         options = SourceOptions.parse("apps", arg, allowed=OPTIONS, is_word=lambda w: w in SPLITS)
-        split = options.words[0] if options.words else "test"
-        if split not in SPLITS or len(options.words) > 1:
-            raise TaskError(f"apps:{arg}: expected one split of {', '.join(SPLITS)}, got {', '.join(options.words)}")
+        split = options.split("apps", arg, SPLITS)
         if options.with_example:
             raise TaskError(f"apps:{arg}: APPS marks no test as the statement's example; with-example is not available")
         file = _file(options.folder, split)

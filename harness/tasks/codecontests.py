@@ -110,9 +110,7 @@ def read_parquet(file: Path):
 class CodeContestsSource:
     def load(self, arg: str) -> TaskSet:
         options = SourceOptions.parse("codecontests", arg, allowed=OPTIONS, is_word=lambda w: w in SPLITS)
-        split = options.words[0] if options.words else "test"
-        if split not in SPLITS or len(options.words) > 1:
-            raise TaskError(f"codecontests:{arg}: expected one split of {', '.join(SPLITS)}, got {', '.join(options.words)}")
+        split = options.split("codecontests", arg, SPLITS)
         def keeps(file: Path, number: int, row: dict[str, Any]) -> bool:
             return options.keeps(day=None, difficulty=DIFFICULTIES.get(row.get("difficulty"), ""),
                                  platform=SOURCES.get(row.get("source"), ""))

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from harness.tasks.base import IoTest, Task, TaskError, TaskSet
 
@@ -77,6 +77,13 @@ class SourceOptions:
                 values["extra"][name] = value
         values["words"] = tuple(values["words"])
         return cls(folder=folder, **values)
+
+    def split(self, source: str, arg: str, splits: Sequence[str], default: str = "test") -> str:
+        """The one split the spec names (words among `splits`), or `default`."""
+        split = self.words[0] if self.words else default
+        if split not in splits or len(self.words) > 1:
+            raise TaskError(f"{source}:{arg}: expected one split of {', '.join(splits)}, got {', '.join(self.words)}")
+        return split
 
     def keeps(self, *, day: date | None, difficulty: str | None = None, platform: str | None = None) -> bool:
         if (self.after or self.before) and day is None:
