@@ -15,7 +15,7 @@ import signal
 import time
 
 from .io_compare import compare
-from .procs import pidfd
+from .procs import Capped, pidfd
 from .zygote import ZYGOTE_TIMEOUT_S, ZygoteGone, give_job
 
 STDERR_KEPT = 4096  # bytes of stderr kept (its end: where a traceback says what went wrong)
@@ -78,8 +78,8 @@ def run_io(worker, job: dict, limits: dict, NotRun) -> dict:
 def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started) -> dict:
     zygote = worker.zygote
     pending = memoryview(job["stdin"].encode("utf-8"))
-    stdout, stderr = bytearray(), bytearray()
-    dropped = 0
+    stdout, stderr = Capped(cap), Capped(STDERR_KEPT, tail=True)
+    pipes = {out_r: stdout, err_r: stderr}
     for fd in (in_w, out_r, err_r):
         os.set_blocking(fd, False)
     readers = [out_r, err_r]
@@ -90,39 +90,19 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started) -> dict:
     deadline = started + timeout
     timed_out = False
 
-    def drain(fd: int) -> bool:
-        nonlocal dropped
-        while True:
-            try:
-                data = os.read(fd, 65536)
-            except BlockingIOError:
-                return True
-            except OSError:
-                return False
-            if not data:
-                return False
-            if fd == out_r:
-                room = cap - len(stdout)
-                if room > 0:
-                    stdout.extend(data[:room])
-                dropped += max(0, len(data) - max(room, 0))
-            else:
-                stderr.extend(data)
-                del stderr[:-STDERR_KEPT]
-
     while pid not in zygote.ended:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             timed_out = True
             break
-        if dropped:  # flooding: the answer cannot be right any more
+        if stdout.dropped:  # flooding: the answer cannot be right any more
             break
         writers = [in_w] if writer_open else []
         readable, writable, _ = select.select(readers + [zygote.sock], writers, [], remaining)
         for fd in readable:
             if fd is zygote.sock:
                 zygote.pump()
-            elif not drain(fd):
+            elif not pipes[fd].drain(fd):
                 readers.remove(fd)
         if writable:
             try:
@@ -144,21 +124,21 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started) -> dict:
         except OSError:
             pass
     for fd in list(readers):
-        drain(fd)
-    text = stdout.decode("utf-8", errors="replace")
+        pipes[fd].drain(fd)
+    text = stdout.data.decode("utf-8", errors="replace")
     answer = {"duration_s": round(duration, 6), "output": text}
     if timed_out:
         return dict(answer, status="timeout", detail=f"timed out after {timeout:g} s (wall clock)")
-    if dropped:
+    if stdout.dropped:
         return dict(answer, status="failed",
                     detail=f"printed more than {cap} bytes (the output cap); the rest was dropped",
-                    output=text + f"\n[... {dropped} more bytes of output dropped]")
+                    output=text + f"\n[... {stdout.dropped} more bytes of output dropped]")
     status = zygote.status_of(pid, ZYGOTE_TIMEOUT_S)
     if status is None:
         raise RuntimeError("the zygote did not report how the program's process ended")
     if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
         kind, how = worker._describe_end(status)  # as for a function job's processes
-        tail = _error_tail(bytes(stderr))
+        tail = _error_tail(bytes(stderr.data))
         return dict(answer, status=kind, detail=f"the program {how}" + (f":\n{tail}" if tail else ""))
     same, why = compare(text, job["expected"], job.get("compare") or "lcb")
     if same:

@@ -42,7 +42,7 @@ def settings(pid: int) -> tuple:
     job would inherit them; so the clean state includes them (0: this process)."""
     ioprio = None
     if _SYS_IOPRIO_GET is not None:
-        ioprio = ctypes.CDLL(None).syscall(_SYS_IOPRIO_GET, 1, pid)  # IOPRIO_WHO_PROCESS
+        ioprio = _LIBC.syscall(_SYS_IOPRIO_GET, 1, pid)  # IOPRIO_WHO_PROCESS
     return (
         tuple(resource.prlimit(pid, which) for which in sorted(set(_RLIMITS))),
         os.getpriority(os.PRIO_PROCESS, pid),
@@ -50,6 +50,24 @@ def settings(pid: int) -> tuple:
         tuple(sorted(os.sched_getaffinity(pid))),
         ioprio,
     )
+
+
+def read_proc(path: str) -> bytes:
+    """A /proc file's bytes, or b"" when it cannot be read (unbuffered: W reads some
+    fifteen of them after every job, and open() costs half as much again)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return b""
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def alive(pid: int) -> bool:
@@ -60,9 +78,8 @@ def alive(pid: int) -> bool:
         return False
     for task in tasks:
         try:
-            with open(f"/proc/{pid}/task/{task}/stat", "rb") as handle:
-                state = handle.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
+            state = read_proc(f"/proc/{pid}/task/{task}/stat").rsplit(b")", 1)[1].split()[0]
+        except IndexError:
             continue
         if state not in (b"Z", b"X"):
             return True
@@ -80,11 +97,7 @@ def proc_stat(pid: int) -> tuple[str, int] | None:
 
 
 def sysv_ids(kind: str) -> list[int]:
-    try:
-        with open(f"/proc/sysvipc/{kind}") as handle:
-            rows = handle.read().splitlines()[1:]
-    except OSError:
-        return []
+    rows = read_proc(f"/proc/sysvipc/{kind}").splitlines()[1:]
     return [int(row.split()[1]) for row in rows if len(row.split()) > 1]
 
 
@@ -116,3 +129,33 @@ def open_fds() -> list[int]:
         return [int(name) for name in os.listdir("/proc/self/fd")]
     except OSError:
         return list(range(3, 256))
+
+
+class Capped:
+    """What a job's process writes on a pipe, kept up to `cap` bytes: the first ones
+    (`tail=False`, with a count of the bytes dropped after them) or the last ones."""
+
+    def __init__(self, cap: int, tail: bool = False) -> None:
+        self.cap, self.tail = cap, tail
+        self.data = bytearray()
+        self.dropped = 0
+
+    def drain(self, fd: int) -> bool:
+        """Read what the non-blocking `fd` holds now; False once it is closed or broken."""
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            if self.tail:
+                self.data.extend(chunk)
+                del self.data[:-self.cap]
+                continue
+            room = self.cap - len(self.data)
+            if room > 0:
+                self.data.extend(chunk[:room])
+            self.dropped += max(0, len(chunk) - max(room, 0))

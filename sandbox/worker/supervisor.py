@@ -16,7 +16,7 @@ import time
 
 from .child import IGNORED_SIGNALS
 from .io_job import run_io
-from .procs import IPC_RMID, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, alive, children_of, open_fds, pidfd, prctl, settings, sysv_ids
+from .procs import IPC_RMID, Capped, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, alive, children_of, open_fds, pidfd, prctl, settings, sysv_ids
 from .protocol import DETAIL_MAX, PROTOCOL, REPORT_MAX
 from .scratch import reset_metadata, wipe
 from .traces import Traces
@@ -67,6 +67,7 @@ class _Worker:
         self._libc = ctypes.CDLL(None, use_errno=True)
         self._ended_job: list[int] = []  # pidfds (or pids) of the last job's P and T
         self.dirty = ""  # why the state could not be restored after the last job
+        self._sysv_left = False  # SysV objects were found after the last job (and removed)
 
     @staticmethod
     def _count_own_processes() -> int:
@@ -150,33 +151,13 @@ class _Worker:
         self.dirty = self._clean_up()
 
     def _watch(self, p_pid, t_pid, out_r, report_r, token, timeout, cap, started) -> dict:
-        output = bytearray()
-        dropped = 0
-        report = bytearray()
+        output, report = Capped(cap), Capped(REPORT_MAX)
+        pipes = {out_r: output, report_r: report}
         deadline = started + timeout
         timed_out = False
         os.set_blocking(out_r, False)
         os.set_blocking(report_r, False)
         open_fds = [out_r, report_r]
-
-        def drain(fd: int) -> bool:
-            nonlocal dropped
-            while True:
-                try:
-                    data = os.read(fd, 65536)
-                except BlockingIOError:
-                    return True
-                except OSError:
-                    return False
-                if not data:
-                    return False
-                if fd == out_r:
-                    room = cap - len(output)
-                    if room > 0:
-                        output.extend(data[:room])
-                    dropped += max(0, len(data) - max(room, 0))
-                elif len(report) < REPORT_MAX:
-                    report.extend(data)
 
         # The test is over when its report pipe closes (the judge exited) or the zygote
         # says the judge ended (its leftovers may hold the pipe open).
@@ -190,7 +171,7 @@ class _Worker:
             for fd in readable:
                 if fd is zygote.sock:
                     zygote.pump()
-                elif not drain(fd):
+                elif not pipes[fd].drain(fd):
                     open_fds.remove(fd)
         duration = time.monotonic() - started
         for pid in (t_pid, p_pid):  # stop both sides now; their leftovers go after the answer
@@ -200,11 +181,11 @@ class _Worker:
                 except OSError:
                     pass
         for fd in open_fds:
-            drain(fd)
-        status, detail = self._verdict(p_pid, t_pid, timed_out, timeout, report, token)
-        text = output.decode("utf-8", errors="replace")
-        if dropped:
-            text += f"\n[... {dropped} more bytes of output dropped]"
+            pipes[fd].drain(fd)
+        status, detail = self._verdict(p_pid, t_pid, timed_out, timeout, report.data, token)
+        text = output.data.decode("utf-8", errors="replace")
+        if output.dropped:
+            text += f"\n[... {output.dropped} more bytes of output dropped]"
         return {"status": status, "detail": detail, "duration_s": round(duration, 6), "output": text}
 
     @staticmethod
@@ -221,6 +202,13 @@ class _Worker:
             hint = " (out of memory?)" if number == signal.SIGKILL else ""
             return "error", f"was killed by {name}{hint}"
         return "error", f"exited with status {os.WEXITSTATUS(code)}"
+
+    def _end_of(self, pid: int, who: str) -> tuple[str, str]:
+        """(status, how) for the end of one of the job's processes, as its zygote saw it."""
+        code = self.zygote.status_of(pid, ZYGOTE_TIMEOUT_S)
+        if code is None:
+            raise RuntimeError(f"the zygote did not report how {who} ended")
+        return self._describe_end(code)
 
     def _verdict(self, p_pid, t_pid, timed_out, timeout, report, token) -> tuple[str, str]:
         if timed_out:
@@ -241,18 +229,12 @@ class _Worker:
                 message = candidate
                 break
         if message is None:
-            t_status = self.zygote.status_of(t_pid, ZYGOTE_TIMEOUT_S)
-            if t_status is None:
-                raise RuntimeError("the zygote did not report how the test process ended")
-            status, how = self._describe_end(t_status)
+            status, how = self._end_of(t_pid, "the test process")
             if status == "timeout":
                 return status, how
             return "error", f"the process {how} before the test finished"
         if message.get("program_ended") is True:
-            p_status = self.zygote.status_of(p_pid, ZYGOTE_TIMEOUT_S)
-            if p_status is None:
-                raise RuntimeError("the zygote did not report how the program's process ended")
-            status, how = self._describe_end(p_status)
+            status, how = self._end_of(p_pid, "the program's process")
             if status == "timeout":
                 return status, how
             if "before the test ran" in message["detail"]:
@@ -335,7 +317,7 @@ class _Worker:
             if self.is_init:  # these belong to the container: on a host they are the user's
                 wipe("/dev/shm", deadline=deadline)
                 wipe("/dev/mqueue", deadline=deadline)
-                self._remove_sysv_ipc()
+                self._sysv_left = self._remove_sysv_ipc()
             problem = self._state_problem()
             if not problem and self.traces is not None:
                 problem = self.traces.moved(self.scratch, self.zygote.forks)
@@ -343,7 +325,9 @@ class _Worker:
             problem = exception_line(exc)
         return problem
 
-    def _remove_sysv_ipc(self) -> None:
+    def _remove_sysv_ipc(self) -> bool:
+        """Remove every SysV object; whether there were any (to look again for them)."""
+        found = False
         removers = {
             "shm": lambda ident: self._libc.shmctl(ident, IPC_RMID, None),
             "msg": lambda ident: self._libc.msgctl(ident, IPC_RMID, None),
@@ -352,6 +336,8 @@ class _Worker:
         for kind, remove in removers.items():
             for ident in sysv_ids(kind):
                 remove(ident)
+                found = True
+        return found
 
     def _state_problem(self) -> str:
         if self._processes():
@@ -372,7 +358,7 @@ class _Worker:
             for path in ("/dev/shm", "/dev/mqueue"):
                 if os.path.isdir(path) and os.listdir(path):
                     return f"{path} could not be emptied"
-            for kind in ("shm", "msg", "sem"):
+            for kind in ("shm", "msg", "sem") if self._sysv_left else ():
                 if sysv_ids(kind):
                     return f"SysV {kind} objects could not be removed"
         return ""

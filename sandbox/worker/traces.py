@@ -22,17 +22,15 @@ from __future__ import annotations
 import ctypes
 import os
 
+from .procs import read_proc
+
 _IPC_PRIVATE = 0
 _IPC_RMID = 0
 _PING_TABLES = ("icmp", "icmp6")
 
 
 def _read(path: str) -> str:
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except OSError:
-        return ""
+    return read_proc(path).decode("ascii", errors="replace")
 
 
 def last_pid() -> int:

@@ -53,17 +53,32 @@ def _recv_job(sock: socket.socket) -> tuple[dict, list[int]] | None:
     return json.loads(body), list(fds)
 
 
-def _forget_worker_modules() -> None:
+def _worker_module_names() -> tuple[str, ...]:
+    """The names under which the worker's own modules are imported (in the zygote,
+    once: every one of them is imported before it forks)."""
+    package = __name__.rpartition(".")[0]
+    return tuple(name for name in sys.modules if name == package or name.startswith(package + "."))
+
+
+def _forget_worker_modules(names: tuple[str, ...], modules_at_fork: int) -> list:
     """No import in P or T finds the worker's modules: the code already loaded keeps
     running, but the program cannot import (or be handed) them by name, and `__main__`
-    is an empty module, as in a process that runs no script."""
-    package = __name__.rpartition(".")[0]
-    for name in [name for name in sys.modules if name == package or name.startswith(package + ".")]:
-        del sys.modules[name]
+    is an empty module, as in a process that runs no script.
+
+    The names come from the zygote: walking sys.modules here would write to the
+    reference count of every module name and copy about 150 pages per process (COW),
+    a third of a job's page faults. Should a module have been imported since the list
+    was made, the walk is made after all. The modules come back to the caller, which
+    keeps them to its end: freed, they would copy as many pages again."""
+    if len(sys.modules) != modules_at_fork:
+        names = _worker_module_names()
+    kept = [sys.modules.pop(name, None) for name in names]
+    kept.append(sys.modules.get("__main__"))
     sys.modules["__main__"] = types.ModuleType("__main__")
+    return kept
 
 
-def _blank_child(sock: socket.socket, scratch: str, stdio: tuple) -> None:
+def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, own: tuple[tuple[str, ...], int]) -> None:
     """A forked child that waits for its job, then becomes P or T; never returns.
 
     Its parent, the zygote, has never held a job: the child's memory holds no
@@ -81,7 +96,7 @@ def _blank_child(sock: socket.socket, scratch: str, stdio: tuple) -> None:
     if received is None:
         os._exit(0)
     payload, fds = received
-    _forget_worker_modules()
+    kept = _forget_worker_modules(*own)  # noqa: F841 (held until this process ends)
     role = payload.get("role")
     # "stdio": an io job's program, whose stdin, stdout and stderr are W's pipes.
     targets = {"program": [CHANNEL_FD, 1], "stdio": [0, 1, 2]}.get(role, [CHANNEL_FD, 1, REPORT_FD])
@@ -122,6 +137,7 @@ def _zygote_main(control: socket.socket, scratch: str) -> None:
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    own = (_worker_module_names(), len(sys.modules))
     gc.collect()
     gc.freeze()
     while True:
@@ -161,7 +177,7 @@ def _zygote_main(control: socket.socket, scratch: str) -> None:
                 os.close(wake_w)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                _blank_child(mine, scratch, stdio)
+                _blank_child(mine, scratch, stdio, own)
             finally:
                 os._exit(70)
         mine.close()

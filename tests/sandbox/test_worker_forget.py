@@ -1,0 +1,39 @@
+"""A blank child forgets the worker's modules from a list the zygote made once (walking
+sys.modules in every child copies ~150 pages); a module imported after the list was
+made is forgotten all the same. Run in a fresh interpreter: forgetting is for real."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = r"""
+import sys, types
+sys.path.insert(0, sys.argv[1])
+from sandbox.worker import zygote
+names = zygote._worker_module_names()
+assert "sandbox.worker.zygote" in names and "sandbox.worker.judge" in names, names
+count = len(sys.modules)
+held = zygote._forget_worker_modules(names, count)
+assert not [n for n in sys.modules if n.startswith("sandbox.worker")], "a worker module is left"
+assert all(module is not None for module in held[:-1]) and len(held) == len(names) + 1
+assert sys.modules["__main__"].__dict__.keys() <= {"__name__", "__doc__", "__package__", "__loader__", "__spec__"}
+
+# A stale list: a worker module imported after it was made goes too.
+for name, module in zip(names, held):
+    sys.modules[name] = module
+sys.modules["sandbox.worker.late"] = types.ModuleType("sandbox.worker.late")
+zygote._forget_worker_modules(names, count)
+assert "sandbox.worker.late" not in sys.modules
+assert not [n for n in sys.modules if n.startswith("sandbox.worker")]
+print("ok")
+"""
+
+
+def test_children_forget_the_worker_modules_from_the_zygote_list() -> None:
+    done = subprocess.run([sys.executable, "-I", "-c", SCRIPT, str(ROOT)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
