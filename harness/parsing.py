@@ -27,7 +27,9 @@ def parse(source: str, filename: str = "<unknown>") -> ast.Module:
 # (ValueError), or nesting too deep for the parser's stack or the recursion limit
 # (MemoryError "parser stack overflow", RecursionError): about 3,000 unary minuses in
 # a 3 KB answer are enough, so these are answers, not harness failures.
-_UNPARSEABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+# (A lone surrogate makes UnicodeEncodeError, a ValueError.)
+UNPARSEABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+_UNPARSEABLE = UNPARSEABLE
 
 
 def try_parse(source: str) -> ast.Module | None:

@@ -11,7 +11,7 @@ import copy
 import re
 from typing import Any, Callable, Mapping
 
-from harness.parsing import parse
+from harness.parsing import UNPARSEABLE, parse
 from harness.tasks.base import Task, TaskError, require_hidden_tests
 
 Row = Mapping[str, Any]
@@ -23,7 +23,7 @@ def with_check_call(test: str, entry_point: str) -> str:
     it is run as `check(<entry_point>)`."""
     try:
         tree = parse(test)
-    except SyntaxError:
+    except UNPARSEABLE:
         return test  # the sandbox reports it; a loader is no place to grade syntax
     defines_check = any(
         isinstance(node, ast.FunctionDef) and node.name == "check" for node in tree.body
@@ -85,7 +85,7 @@ def _called_names(tests: list[str]) -> list[str]:
     for test in tests:
         try:
             tree = parse(test)
-        except SyntaxError:
+        except UNPARSEABLE:
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -105,15 +105,15 @@ def _signature_prompt(code: str, tests: list[str], description: str, where: str)
     the description, nothing else."""
     try:
         tree = parse(code)
-    except SyntaxError:
+        functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        if functions:
+            header = copy.copy(functions[_pick(list(functions), tests)])
+            header.body = [ast.Expr(ast.Constant(description.strip()))]
+            header.decorator_list = []
+            return header.name, ast.unparse(header) + "\n"
+    except UNPARSEABLE:  # unparse recurses too: a tree deep enough fails there
         return _signature_from_text(code, tests, description, where)
-    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    if not functions:
-        raise TaskError(f"{where}: field 'code': defines no top-level function to name the entry point")
-    header = copy.copy(functions[_pick(list(functions), tests)])
-    header.body = [ast.Expr(ast.Constant(description.strip()))]
-    header.decorator_list = []
-    return header.name, ast.unparse(header) + "\n"
+    raise TaskError(f"{where}: field 'code': defines no top-level function to name the entry point")
 
 
 _DEF_LINE = re.compile(r"^def\s+([A-Za-z_]\w*)\s*\(([^)]*)\)[^:]*:", re.M)

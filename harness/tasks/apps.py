@@ -10,11 +10,10 @@ APPS's test cases are all hidden tests: its statements show the examples already
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from harness.tasks.base import Task, TaskError, TaskSet
+from harness.tasks.base import JsonError, Task, TaskError, TaskSet, parse_json
 from harness.tasks.contest import SourceOptions, bad_row, call_asserts, collect, contest_task_set, dataset_folder, io_tests, jsonl_rows
 
 DATASET_DIR = "datasets--codeparrot--apps"
@@ -39,9 +38,9 @@ def _json_field(row: dict[str, Any], name: str) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"field {name!r}: not JSON ({exc.msg})") from None
+        return parse_json(value)
+    except JsonError as exc:
+        raise ValueError(f"field {name!r}: {exc}") from None
 
 
 def apps_task(row: dict[str, Any], file: Path, number: int) -> Task:

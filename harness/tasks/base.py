@@ -10,6 +10,9 @@ KINDS = ("function", "io")
 # How an io test's output is compared (sandbox/worker/io_compare.py has each rule).
 COMPARE_RULES = ("lcb", "codecontests", "apps", "exact")
 _LABEL_MAX = 200  # characters of an io test's input kept as its label in records
+# A task id names files (reflections/<ns>/<id>.jsonl), URL paths of the view and lines
+# on the terminal: at most this many characters, printable, no "." or ".." path part.
+TASK_ID_MAX = 200
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,109 @@ class TaskSet:
         if limit is not None:
             tasks = tasks[:limit]
         return TaskSet(self.spec, self.name, tuple(tasks), self.prompt_form)
+
+
+class JsonError(ValueError):
+    """Text a task source cannot read as JSON; the message says why in a few words."""
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise JsonError(f"the key {key!r} appears twice in one object (which one counts would be a guess)")
+        out[key] = value
+    return out
+
+
+def parse_json(text: str, *, unique_keys: bool = False) -> Any:
+    """`json.loads`, but every way it can fail on data is a JsonError: bad syntax, nesting
+    deep enough to exhaust the recursion limit, a number too long to convert, and (with
+    `unique_keys`) a key repeated in one object."""
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys if unique_keys else None)
+    except JsonError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise JsonError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise JsonError("not readable JSON: arrays or objects nested too deeply") from None
+    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+        raise JsonError(f"not readable JSON ({str(exc).split(':')[0]})") from None
+
+
+def decode_lines(data: bytes, file: Any) -> list[str]:
+    """A task file's lines: UTF-8, a leading byte-order mark dropped (editors on Windows
+    write one), CRLF or LF endings. Bytes that are not UTF-8 are a TaskError naming the line."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        start = exc.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)
+        line = data.count(b"\n", 0, start) + 1
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        raise TaskError(f"{file}:{line}: not UTF-8 text (byte 0x{data[start]:02x} at byte {column} of the line)") from None
+    return text.split("\n")
+
+
+def _unencodable(text: str) -> bool:
+    """True when `text` holds a lone surrogate (JSON's "\\ud800"): not Unicode text, so
+    no file, page or terminal the harness writes could hold it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def task_id_problem(task_id: str) -> str | None:
+    """Why `task_id` cannot name a task, or None."""
+    if len(task_id) > TASK_ID_MAX:
+        return f"{len(task_id)} characters long; at most {TASK_ID_MAX}"
+    if not task_id.isprintable():
+        bad = next(ch for ch in task_id if not ch.isprintable())
+        return (f"holds the unprintable character {ascii(bad)} (control characters, escape sequences, "
+                "line breaks and lone surrogates are not allowed in a task id)")
+    if task_id != task_id.strip():
+        return "starts or ends with white space"
+    if any(part in (".", "..") for part in task_id.split("/")):
+        return "has a '.' or '..' path part (it would name another place in a file path or URL)"
+    return None
+
+
+def text_problems(task: "Task") -> list[tuple[str, str]]:
+    """(field, reason) for each text of `task` the harness could not show or store:
+    a bad task id, a lone surrogate in any text, a NUL in the prompt."""
+    found: list[tuple[str, str]] = []
+    if (why := task_id_problem(task.task_id)) is not None:
+        found.append(("task_id", why))
+    if "\0" in task.prompt:
+        found.append(("prompt", "holds a NUL character"))
+    for i, tag in enumerate(task.tags):  # listed on the terminal and in reports, like the id
+        if not tag.isprintable():
+            found.append((f"tags[{i}]", f"holds the unprintable character {ascii(next(c for c in tag if not c.isprintable()))}"))
+    texts: list[tuple[str, Any]] = [
+        ("prompt", task.prompt), ("entry_point", task.entry_point), ("canonical_solution", task.canonical_solution),
+        ("preamble", task.preamble), ("compare", task.compare),
+    ]
+    for name, tests in (("tests", task.hidden_tests), ("public_tests", task.public_tests)):
+        for i, test in enumerate(tests):
+            if isinstance(test, IoTest):
+                texts += [(f"{name}[{i}].input", test.input), (f"{name}[{i}].output", test.output)]
+            else:
+                texts.append((f"{name}[{i}]", test))
+    texts.append(("meta", json.dumps(dict(task.meta), ensure_ascii=False, default=str)))
+    for name, value in texts:
+        if isinstance(value, str) and _unencodable(value):
+            found.append((name, "holds a lone surrogate (an escape like \\ud800 that is not a character)"))
+    return found
+
+
+def require_clean_text(task: "Task", where: str) -> "Task":
+    """`task`, or one TaskError naming `where` and every field the harness could not show."""
+    problems = text_problems(task)
+    if problems:
+        raise TaskError(f"{where}: " + "; ".join(f"field {field!r}: {why}" for field, why in problems))
+    return task
 
 
 class TaskError(ValueError):

@@ -9,7 +9,7 @@ Spec options follow the source's folder, separated by colons:
 from __future__ import annotations
 
 import dataclasses
-import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -17,7 +17,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from harness.tasks.base import IoTest, Task, TaskError, TaskSet
+from harness.tasks.base import IoTest, JsonError, Task, TaskError, TaskSet, parse_json, text_problems
 
 WITH_EXAMPLE = "with-example"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -133,14 +133,18 @@ def dataset_folder(folder: str, cache_entry: str) -> Path:
 
 def jsonl_rows(file: Path):
     """(line number, object) for each non-blank line; BadRow for a line that is not one."""
-    with file.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with file.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise bad_row(file, number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1})") from None
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise bad_row(file, number, f"not valid JSON ({exc.msg})") from None
+                row = parse_json(line)
+            except JsonError as exc:
+                raise bad_row(file, number, str(exc)) from None
             if not isinstance(row, dict):
                 raise bad_row(file, number, "expected a JSON object")
             yield number, row
@@ -155,6 +159,8 @@ def collect(rows, keeps, make, key_name: str) -> list[Task]:
         if not keeps(file, number, row):
             continue
         task = make(row, file, number)
+        if found := text_problems(task):
+            raise bad_row(file, number, "; ".join(f"field {field!r}: {why}" for field, why in found))
         if task.task_id in seen:
             raise bad_row(file, number, f"duplicate {key_name} {task.task_id!r}")
         seen.add(task.task_id)
@@ -190,12 +196,25 @@ def _joined(value: Any) -> Any:
     return value
 
 
+def _finite(value: Any) -> bool:
+    """No NaN or infinity anywhere in a JSON value (iteratively: data may nest deeply)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return True
+
+
 def _literal(value: Any) -> str:
     """A JSON value as Python source that evaluates to it."""
-    text = repr(value)
-    if "nan" in text or "inf" in text:
-        raise ValueError(f"a value Python cannot write as a literal: {text[:60]}")
-    return text
+    if not _finite(value):  # repr writes nan / inf, which are names, not literals
+        raise ValueError(f"a value Python cannot write as a literal: {repr(value)[:60]}")
+    return repr(value)
 
 
 def call_asserts(call: str, cases: Iterable[tuple[list[Any], Any]], *, first_item_too: bool = False) -> tuple[str, ...]:
@@ -221,9 +240,9 @@ def call_asserts(call: str, cases: Iterable[tuple[list[Any], Any]], *, first_ite
 def json_lines(text: str, what: str) -> list[Any]:
     """LiveCodeBench's functional input: one JSON value per line, one per argument."""
     try:
-        return [json.loads(line) for line in text.split("\n") if line.strip()]
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{what}: not JSON lines ({exc.msg})") from None
+        return [parse_json(line) for line in text.split("\n") if line.strip()]
+    except JsonError as exc:
+        raise ValueError(f"{what}: not JSON lines: {exc}") from None
 
 
 # The imports LiveCodeBench's grader puts before every program (testing_util's

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 from harness.tasks.adapters import (
     REQUIRED_COLUMNS, Adapter, humaneval_task, mbpp_task, mbpp_task_with_example, mbppplus_task,
 )
-from harness.tasks.base import TaskError, TaskSet
+from harness.tasks.base import TaskError, TaskSet, require_clean_text
 
 # Datasets we know by name -> adapter. Anything else is matched by its columns.
 ADAPTERS: dict[str, Adapter] = {
@@ -135,7 +135,8 @@ def load_hf(
 ) -> TaskSet:
     rows, columns = _load_rows(spec)
     adapter = adapter or _adapter(spec, columns)
-    tasks = tuple(adapter(row, f"{spec.dataset} row {i}") for i, row in enumerate(rows))
+    tasks = tuple(require_clean_text(adapter(row, f"{spec.dataset} row {i}"), f"{spec.dataset} row {i}")
+                  for i, row in enumerate(rows))
     if not tasks:
         raise TaskError(f"dataset {spec.describe()} holds no rows")
     seen: set[str] = set()

@@ -16,7 +16,9 @@ from typing import Any
 
 from harness.parsing import parse
 from harness.tasks.adapters import with_check_call
-from harness.tasks.base import COMPARE_RULES, KINDS, IoTest, Task, TaskError, TaskSet
+from harness.tasks.base import (
+    COMPARE_RULES, KINDS, IoTest, JsonError, Task, TaskError, TaskSet, decode_lines, parse_json, text_problems,
+)
 
 REQUIRED_FIELDS = ("task_id", "prompt", "entry_point", "tests")
 OPTIONAL_FIELDS = ("canonical_solution", "tags", "timeout_s", "meta", "kind", "compare", "public_tests")
@@ -45,6 +47,11 @@ def _parses(code: str) -> str | None:
         parse(code)
     except SyntaxError as exc:
         return f"not valid Python ({exc.msg}, at its line {exc.lineno})"
+    except (RecursionError, MemoryError):
+        return "not valid Python (nested too deeply to parse)"
+    except ValueError as exc:  # a NUL byte; a lone surrogate (UnicodeEncodeError)
+        why = "a lone surrogate" if isinstance(exc, UnicodeError) else str(exc)
+        return f"not valid Python ({why})"
     return None
 
 
@@ -242,20 +249,24 @@ def read_task_files(path: Path) -> tuple[Task, ...]:
     first_seen: dict[str, str] = {}
     for file in _files(path):
         try:
-            lines = file.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
+            lines = decode_lines(file.read_bytes(), file)
+        except OSError as exc:
             raise TaskError(f"{file}: cannot read ({exc})") from None
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             checker = _LineChecker(file, number, problems)
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                checker.fail(None, f"not valid JSON ({exc.msg} at column {exc.colno}); see {SCHEMA_DOC}")
+                record = parse_json(line, unique_keys=True)
+            except JsonError as exc:
+                checker.fail(None, f"{exc}; see {SCHEMA_DOC}")
                 continue
             task = checker.task(record)
             if task is None:
+                continue
+            if found := text_problems(task):
+                for field, why in found:
+                    checker.fail(field, why)
                 continue
             if task.task_id in first_seen:
                 checker.fail("task_id", f"duplicate {task.task_id!r}, first defined at {first_seen[task.task_id]}")

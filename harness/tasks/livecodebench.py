@@ -16,12 +16,11 @@ the public and the private test cases together, as LiveCodeBench grades.
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-from harness.tasks.base import Task, TaskError, TaskSet
+from harness.tasks.base import JsonError, Task, TaskError, TaskSet, parse_json
 from harness.tasks.contest import (
     LCB_PREAMBLE, SourceOptions, bad_row, call_asserts, collect, contest_task_set, dataset_folder, io_tests,
     json_lines, jsonl_rows, parse_date,
@@ -89,9 +88,9 @@ def decode_tests(value: Any, what: str) -> list[dict[str, Any]]:
         except UnsafePickle as exc:
             raise ValueError(f"{what}: neither JSON nor LiveCodeBench's compressed form: {exc}") from None
     try:
-        cases = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{what}: not JSON ({exc.msg})") from None
+        cases = parse_json(text)
+    except JsonError as exc:
+        raise ValueError(f"{what}: {exc}") from None
     if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
         raise ValueError(f"{what}: expected a list of test cases")
     return cases
@@ -127,7 +126,12 @@ def _lcb_task(row: dict[str, Any]) -> Task:
     if len(kinds) != 1 or not kinds <= {"stdin", "functional"}:
         raise ValueError(f"testtype {sorted(map(str, kinds))}: expected all stdin or all functional")
     meta_field = row.get("metadata") or "{}"
-    metadata = json.loads(meta_field) if isinstance(meta_field, str) else dict(meta_field)
+    try:
+        metadata = parse_json(meta_field) if isinstance(meta_field, str) else meta_field
+    except JsonError as exc:
+        raise ValueError(f"metadata: {exc}") from None
+    if not isinstance(metadata, dict):
+        raise ValueError(f"metadata: expected a JSON object, got {type(metadata).__name__}")
     meta = {
         "source": "livecodebench",
         "platform": row.get("platform"),
@@ -158,10 +162,12 @@ def _lcb_task(row: dict[str, Any]) -> Task:
 
 
 def _json(text: Any, what: str) -> Any:
+    if not isinstance(text, str):
+        raise ValueError(f"{what}: expected JSON text, got {type(text).__name__}")
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, TypeError):
-        raise ValueError(f"{what}: not JSON") from None
+        return parse_json(text)
+    except JsonError as exc:
+        raise ValueError(f"{what}: {exc}") from None
 
 
 class LiveCodeBenchSource:

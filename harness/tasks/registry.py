@@ -5,7 +5,7 @@ import dataclasses
 import importlib
 from pathlib import Path
 
-from harness.tasks.base import TaskError, TaskSet, TaskSource, require_hidden_tests
+from harness.tasks.base import TaskError, TaskSet, TaskSource, require_clean_text, require_hidden_tests
 
 # prefix -> "module:class"; the class's `load(arg)` gets the spec after "<prefix>:".
 _SOURCES: dict[str, str] = {
@@ -55,6 +55,7 @@ def load_tasks(spec: str) -> TaskSet:
         task_set = _source("jsonl").load(spec)
     else:
         raise TaskError(f"unknown task set {spec!r}; known forms: {', '.join(KNOWN_FORMS)}")
-    for task in task_set.tasks:  # whatever the source: no task without hidden tests
-        require_hidden_tests(task, f"task set {spec!r}")
+    for number, task in enumerate(task_set.tasks, start=1):  # whatever the source: no task without hidden
+        require_hidden_tests(task, f"task set {spec!r}")  # tests, none the harness could not write or show
+        require_clean_text(task, f"task set {spec!r}: task {number} ({ascii(task.task_id[:80])})")
     return dataclasses.replace(task_set, spec=spec)
