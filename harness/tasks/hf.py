@@ -85,11 +85,27 @@ def _load_rows(spec: HfSpec) -> tuple[list[dict[str, Any]], list[str]]:
         raise TaskError("hf: task sets need the datasets package: pip install datasets") from None
     path, kwargs = spec.dataset, {"name": spec.config}
     local = Path(spec.dataset).expanduser()
+    builders = _packaged_builders(datasets)
+    if spec.dataset in builders and not local.exists():
+        # `hf:pandas` would read every file of the working folder with that builder
+        # (old versions of `datasets` unpickle them): a dataset id, not a file reader.
+        raise TaskError(
+            f"hf:{spec.dataset}: {spec.dataset!r} is one of datasets' file readers, not a dataset; "
+            f"name a Hub dataset (owner/name), a folder, or a {', '.join(_FILE_BUILDERS)} file"
+        )
+    if local.is_dir() and (scripts := sorted(p.name for p in local.glob("*.py"))):
+        raise TaskError(
+            f"hf:{spec.dataset}: the folder holds a Python file ({', '.join(scripts[:3])}); a dataset loading "
+            "script is code, and the harness runs none: keep only the data files (.parquet, .json, .jsonl, .csv)"
+        )
     if local.is_file():
         builder = _FILE_BUILDERS.get(local.suffix.lower())
         if builder is None:
             raise TaskError(f"hf:{spec.dataset}: unknown file type; use one of {', '.join(_FILE_BUILDERS)} or a folder")
         path, kwargs = builder, {"data_files": {"test": str(local)}}
+    # Never run a dataset's own code: older versions of `datasets` (before 3.0) ran a
+    # dataset's loading script by default; 4.0 and later run none and accept the flag.
+    kwargs["trust_remote_code"] = False
     try:
         if spec.split is not None:  # may be a slice, e.g. test[:20]
             rows = datasets.load_dataset(path, split=spec.split, **kwargs)
@@ -108,6 +124,16 @@ def _load_rows(spec: HfSpec) -> tuple[list[dict[str, Any]], list[str]]:
     except Exception as exc:  # datasets raises many kinds (missing config, bad files, hub errors)
         raise TaskError(f"could not load Hugging Face dataset {spec.describe()}: {type(exc).__name__}: {exc}") from None
     return list(rows), list(rows.column_names)
+
+
+def _packaged_builders(datasets: Any) -> frozenset[str]:
+    """The names `datasets.load_dataset` takes as its own file readers (csv, json, pandas, ...)."""
+    try:
+        from datasets.packaged_modules import _PACKAGED_DATASETS_MODULES
+        return frozenset(_PACKAGED_DATASETS_MODULES)
+    except ImportError:  # a layout we do not know: the names every version has
+        return frozenset({"csv", "json", "pandas", "parquet", "arrow", "text", "imagefolder", "audiofolder",
+                          "webdataset", "xml", "sql", "spark", "generator", "cache"})
 
 
 def _adapter(spec: HfSpec, columns: Iterable[str]) -> Adapter:

@@ -162,3 +162,44 @@ def test_hf_rows_with_unprintable_ids_or_unparseable_tests_name_their_row(tmp_pa
     message = str(info.value)
     # Row 1's NUL is the sandbox's to report (its test fails every answer); row 2's id is refused.
     assert message.startswith(f"{path} row 2: field 'task_id': holds the unprintable character '\\x1b'"), message
+
+
+class _FakeDatasets:
+    """Stands in for the `datasets` package: records every load_dataset call."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict]] = []
+
+    def load_dataset(self, path, **kwargs):
+        self.calls.append((path, kwargs))
+        raise ValueError("the fake has no data")
+
+
+@pytest.fixture
+def fake_datasets(monkeypatch) -> _FakeDatasets:
+    import sys
+
+    fake = _FakeDatasets()
+    monkeypatch.setitem(sys.modules, "datasets", fake)
+    return fake
+
+
+@pytest.mark.parametrize("name", ["pandas", "webdataset", "json", "arrow"])
+def test_hf_refuses_datasets_own_file_readers_as_a_dataset_id(tmp_path, monkeypatch, fake_datasets, name):
+    monkeypatch.chdir(tmp_path)  # `hf:pandas` would read the working folder's files
+    with pytest.raises(TaskError, match=f"hf:{name}: '{name}' is one of datasets' file readers, not a dataset"):
+        load_tasks(f"hf:{name}")
+    assert fake_datasets.calls == []
+
+
+def test_hf_never_lets_a_dataset_run_its_loading_script(tmp_path, fake_datasets):
+    folder = tmp_path / "evil"
+    folder.mkdir()
+    (folder / "evil.py").write_text("import os; os.system('touch /tmp/pwned-by-a-loading-script')\n")
+    (folder / "data.jsonl").write_text("{}\n")
+    with pytest.raises(TaskError, match=r"the folder holds a Python file \(evil.py\); a dataset loading script is code"):
+        load_tasks(f"hf:{folder}")
+    assert fake_datasets.calls == []
+    with pytest.raises(TaskError):
+        load_tasks("hf:someone/some-dataset:test")
+    assert [kwargs.get("trust_remote_code") for _, kwargs in fake_datasets.calls] == [False]
