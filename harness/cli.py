@@ -59,8 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except UsageError as exc:  # may quote data (a task file's text, a dataset's error)
+        print(f"error: {terminal_safe(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

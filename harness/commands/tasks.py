@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness.cli import UsageError
+from harness.cli import UsageError, terminal_safe
 from harness.tasks import KNOWN_FORMS, IoTest, Task, TaskError, TaskSet, load_tasks
 
 
@@ -37,7 +37,7 @@ def list_command(args: argparse.Namespace) -> int:
     width, tag_width = max(width, len("task")), max(tag_width, len("tags"))
     print(f"{'task':<{width}}  {'tags':<{tag_width}}  hidden tests")
     for task in task_set.tasks:
-        print(f"{task.task_id:<{width}}  {','.join(task.tags) or '-':<{tag_width}}  {len(task.hidden_tests):>12}")
+        _say(f"{task.task_id:<{width}}  {','.join(task.tags) or '-':<{tag_width}}  {len(task.hidden_tests):>12}")
     total = sum(len(t.hidden_tests) for t in task_set.tasks)
     print(f"{_count(len(task_set.tasks), 'task')}, {_count(total, 'hidden test')} in {task_set.name} ({task_set.digest})")
     return 0
@@ -47,9 +47,14 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def _say(text: str) -> None:
+    """A line of task text on the terminal: a dataset's escape sequences are shown, not obeyed."""
+    print(terminal_safe(text))
+
+
 def _section(title: str, body: str) -> None:
-    print(f"--- {title} ---")
-    print(body.rstrip("\n"))
+    _say(f"--- {title} ---")
+    _say(body.rstrip("\n"))
 
 
 def _shown(test) -> str:
@@ -66,14 +71,14 @@ def show_command(args: argparse.Namespace) -> int:
         near = [t.task_id for t in task_set.tasks if args.task_id.lower() in t.task_id.lower()][:5]
         hint = f"; did you mean: {', '.join(near)}" if near else f"; see: python -m harness tasks list {args.spec}"
         raise UsageError(f"no task {args.task_id!r} in {task_set.name}{hint}") from None
-    print(f"task:        {task.task_id}  ({task_set.name})")
+    _say(f"task:        {task.task_id}  ({task_set.name})")
     if task.kind == "io":
-        print(f"kind:        io: a whole program, stdin -> stdout, compared by the {task.compare!r} rule")
+        _say(f"kind:        io: a whole program, stdin -> stdout, compared by the {task.compare!r} rule")
     else:
-        print(f"entry point: {task.entry_point}")
-    print(f"tags:        {', '.join(task.tags) or '-'}")
+        _say(f"entry point: {task.entry_point}")
+    _say(f"tags:        {', '.join(task.tags) or '-'}")
     if task.timeout_s is not None:
-        print(f"timeout:     {task.timeout_s:g} s per hidden test")
+        _say(f"timeout:     {task.timeout_s:g} s per hidden test")
     _section("prompt (what the agent sees)", task.prompt)
     for i, test in enumerate(task.hidden_tests, start=1):
         _section(f"hidden test {i} of {len(task.hidden_tests)}", _shown(test))

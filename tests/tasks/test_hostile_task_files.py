@@ -203,3 +203,28 @@ def test_hf_never_lets_a_dataset_run_its_loading_script(tmp_path, fake_datasets)
     with pytest.raises(TaskError):
         load_tasks("hf:someone/some-dataset:test")
     assert [kwargs.get("trust_remote_code") for _, kwargs in fake_datasets.calls] == [False]
+
+
+# ------------------------------------------------------------------ the terminal
+
+
+def test_tasks_show_prints_a_dataset_s_escape_sequences_as_text(tmp_path, capsys):
+    from harness.cli import main
+
+    record = task("t/1", prompt="def inc(x):\n    \"\"\"\x1b]0;owned\x07\x1b[2JAdd one.\"\"\"\n",
+                  tests=["assert inc(1) == 2, '\x1b[31mred'"], tags=["easy"],
+                  canonical_solution="def inc(x):\n    return x + 1  # \x9b2J\n")
+    path = write(tmp_path / "t.jsonl", record)
+    assert main(["tasks", "show", str(path), "t/1"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
+    assert "\\x1b]0;owned\\x07\\x1b[2JAdd one." in out and "\\x1b[31mred" in out and "\\x9b2J" in out
+    assert main(["tasks", "list", str(path)]) == 0
+    assert "\x1b" not in capsys.readouterr().out
+
+
+def test_a_usage_error_quoting_data_prints_its_escapes_as_text(tmp_path):
+    from tests.helpers import run_harness
+
+    done = run_harness("tasks", "list", str(tmp_path / "a\x1b[2Jb.jsonl"))
+    assert done.returncode == 2 and "\x1b" not in done.stderr and "a\\x1b[2Jb.jsonl" in done.stderr, done.stderr
