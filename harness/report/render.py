@@ -433,18 +433,61 @@ def _run_info(src: Source, port: int) -> dict[str, Any]:
     }
 
 
-def _env() -> jinja2.Environment:
+def _env(markdown: bool = False) -> jinja2.Environment:
+    """The templates' environment: HTML autoescaped; for Markdown (`markdown`), every
+    value written is made plain text there (see _md_text)."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("harness", "templates"),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default_for_string=True),
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        finalize=_md_text if markdown else None,
     )
     env.filters["md"] = _md_cell
+    env.filters["written"] = _Written  # Markdown the template itself wrote (a table macro's output)
     return env
+
+
+class _Written(str):
+    """Markdown the template wrote, passed through as it is."""
+
+
+def _md_text(value: Any) -> Any:
+    """A value as Markdown shows it and nothing more: Markdown lets raw HTML through
+    (`<img onerror=...>` in a task id or a model's text would be live in most
+    previews) and makes `[text](url)` a link; entities and a backslash disarm both."""
+    if not isinstance(value, str) or isinstance(value, _Written):
+        return value
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("](", "]\\(")
 
 
 def _md_cell(text: Any) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+# A spreadsheet runs a cell that starts with one of these as a formula (=HYPERLINK(...),
+# =cmd|' /C calc'!A0); a task id or a model's text may start so.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value: Any) -> Any:
+    if not isinstance(value, str) or not value.startswith(_FORMULA_START):
+        return value
+    try:
+        float(value)  # "-0.25" is a number, not a formula
+        return value
+    except ValueError:
+        return "'" + value  # shown as text, as spreadsheets do for a leading quote
+
+
+def _csv_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` with every text cell a spreadsheet would run as a formula made plain text."""
+    text_columns = [c for c in df.columns if pd.api.types.is_object_dtype(df[c]) or pd.api.types.is_string_dtype(df[c])]
+    if not text_columns:
+        return df
+    out = df.copy()
+    for column in text_columns:
+        out[column] = out[column].map(_csv_cell)
+    return out
 
 
 def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int = VIEW_PORT,
@@ -464,7 +507,7 @@ def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int
     head_view, head_df = headline(sources)
     csvs["headline.csv"] = head_df
     for name, df in csvs.items():
-        df.to_csv(out_dir / name, index=False, errors="backslashreplace")
+        _csv_safe(df).to_csv(out_dir / name, index=False, errors="backslashreplace")
     trial_svg = plots.pass1_by_trial_svg(tables["by_trial"])
     compute_svg = plots.compute_svg(tables["compute_curve"])
     (out_dir / "pass1_by_trial.svg").write_text(trial_svg, encoding="utf-8", errors="backslashreplace")
@@ -481,11 +524,10 @@ def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int
         "tasks": task_views(sources[0], view_port) if single else [],
         "generated": f"harness {__version__}",
     }
-    env = _env()
     html = out_dir / "report.html"
     # Text that is not valid UTF-8 (a lone surrogate a task file carried) is written as
     # its \udXXX escape rather than failing the report.
-    for path, template in ((html, "report.html.j2"), (out_dir / "report.md", "report.md.j2")):
+    for path, template, env in ((html, "report.html.j2", _env()), (out_dir / "report.md", "report.md.j2", _env(True))):
         path.write_text(env.get_template(template).render(context), encoding="utf-8", errors="backslashreplace")
     return html
 

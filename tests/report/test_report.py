@@ -127,7 +127,7 @@ def test_markdown_report(run_dir: Path):
     assert side["model calls"][0] == "32" and side["trial time summed over workers"][0] == "8 s"
     assert f"[view](http://127.0.0.1:8765/runs/{RUN_ID}/tasks/HumanEval/1)" in md
     assert "![pass@1 by trial](pass1_by_trial.svg)" in md
-    assert "Evil<&>\"task" in md  # markdown table cell; pipes would be escaped
+    assert "Evil&lt;&amp;&gt;\"task" in md  # markdown table cell: HTML shown as text, pipes escaped
 
 
 def _md_table(md: str, heading: str) -> list[list[str]]:
