@@ -18,13 +18,39 @@ from dataclasses import dataclass
 
 from harness.parsing import try_parse, syntax_problem
 
-# An opening fence (any tag, or none), its body, and a closing fence at the start of a
-# line or the end of the text (answers get cut at max_tokens).
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:^[ \t]*```|\Z)", re.DOTALL | re.MULTILINE)
+# A fence: "```", a tag (any, or none) and the rest of that line; the body; a closing
+# fence at the start of a line or, for a code block, the end of the text (answers get cut
+# at max_tokens). Found by _fences, in time linear in the answer: a regular expression
+# that retries every "```" (a megabyte of "```" with no line break, or of openers with no
+# closing fence) takes time quadratic in it, and holds the interpreter lock all along.
+_TAG = re.compile(r"[ \t]*([A-Za-z0-9_+.-]*)")
+_CLOSE = re.compile(r"^[ \t]*```", re.MULTILINE)
+
+
+def _fences(text: str) -> list[tuple[str, str]]:
+    """(tag, body) of each fenced block, in order; the last may run to the end of the text."""
+    out: list[tuple[str, str]] = []
+    pos = 0
+    while (start := text.find("```", pos)) >= 0:
+        tag = _TAG.match(text, start + 3)
+        line_end = text.find("\n", tag.end())
+        if line_end < 0:
+            break  # no line break after this opener, so none after any later one
+        body_start = line_end + 1
+        close = _CLOSE.search(text, body_start)
+        if close is None:
+            out.append((tag.group(1), text[body_start:]))
+            break
+        out.append((tag.group(1), text[body_start:close.start()]))
+        pos = close.end()
+    return out
+
+
 _PYTHON_TAGS = ("", "python", "py", "python3", "py3")
 # Where code starts in an answer without fences.
 _CODE_START = re.compile(r"^(def |async def |class |import |from \S+ import |@)")
 _MAX_TRIM = 200  # trailing prose lines tried off an unfenced answer
+_TRIM_BUDGET = 2_000_000  # characters parsed at most while trying them (parsing holds a process-wide lock)
 _USAGE_CALLS = frozenset({"print", "input", "open", "exit", "quit", "breakpoint"})
 _BUILTINS = frozenset(dir(builtins))
 
@@ -35,7 +61,7 @@ class UnparseableOutput(ValueError):
 
 def code_blocks(text: str) -> list[str]:
     """Python-tagged or untagged fenced blocks; with no fence, the answer's code part."""
-    blocks = [body for lang, body in _FENCE.findall(text) if lang.lower() in _PYTHON_TAGS]
+    blocks = [body for lang, body in _fences(text) if lang.lower() in _PYTHON_TAGS]
     if blocks:
         return blocks
     return [_unfenced_code(text)]
@@ -50,8 +76,12 @@ def _unfenced_code(text: str) -> str:
     start = next((i for i, line in enumerate(lines) if _CODE_START.match(line)), None)
     if start is None:
         return text
+    budget = _TRIM_BUDGET
     for end in range(len(lines), max(start, len(lines) - _MAX_TRIM), -1):
         candidate = "\n".join(lines[start:end])
+        budget -= len(candidate)
+        if budget < 0:  # a huge answer: parsing it 200 times would hold every worker up
+            break
         if try_parse(candidate) is not None:
             return candidate
     return text
@@ -190,17 +220,29 @@ class ExtractedTests:
     kept: list[str]
     unparseable: int  # candidate asserts that did not parse, or were not one assert statement
     no_call: int  # asserts that do not call the entry point with arguments (`assert callable(f)`)
-    over_limit: int  # usable ones beyond the limit
+    over_limit: int  # usable ones beyond the limit (and assert lines beyond _MAX_CANDIDATES, unread)
 
 
-def _assert_candidates(text: str) -> list[str]:
+# Assert lines read at most (each may take up to 11 parses); the ones after it are
+# counted as over the limit unread: a megabyte of `assert (` lines would otherwise keep
+# the process-wide parse lock for most of a minute.
+_MAX_CANDIDATES = 1000
+
+
+def _assert_candidates(text: str) -> tuple[list[str], int]:
+    """The answer's assert statements (up to _MAX_CANDIDATES) and how many more it has."""
     candidates: list[str] = []
+    unread = 0
     for block in code_blocks(text):
         lines = block.splitlines()
         i = 0
         while i < len(lines):
             line = lines[i].strip()
             if not line.startswith("assert"):
+                i += 1
+                continue
+            if len(candidates) >= _MAX_CANDIDATES:
+                unread += 1
                 i += 1
                 continue
             # An assert may continue over several lines (open brackets); grow until it parses.
@@ -214,7 +256,7 @@ def _assert_candidates(text: str) -> list[str]:
             else:
                 candidates.append(line)
                 i += 1
-    return candidates
+    return candidates, unread
 
 
 def _calls_entry_point(node: ast.AST, entry_point: str, with_arguments: bool) -> bool:
@@ -231,8 +273,9 @@ def extract_tests(text: str, entry_point: str, max_tests: int, *, takes_argument
     """Single `assert` statements that call `entry_point` (with arguments, when it takes
     any), deduplicated, at most `max_tests`."""
     kept: list[str] = []
-    unparseable = no_call = over = 0
-    for stmt in _assert_candidates(text):
+    unparseable = no_call = 0
+    candidates, over = _assert_candidates(text)
+    for stmt in candidates:
         tree = try_parse(stmt)
         if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
             unparseable += 1
@@ -303,7 +346,25 @@ def extract_program(text: str) -> str:
     return max(parsed, key=len).strip("\n") + "\n"
 
 
-_IO_FENCE = re.compile(r"```[ \t]*(input|output|stdin|stdout)[ \t]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE | re.IGNORECASE)
+def _io_fences(text: str) -> list[tuple[str, str]]:
+    """(tag, body) of each closed ```input / ```output / ```stdin / ```stdout block (the
+    tag alone on its opening line), in time linear in the text as _fences."""
+    out: list[tuple[str, str]] = []
+    pos = 0
+    while (start := text.find("```", pos)) >= 0:
+        tag = _IO_TAG.match(text, start + 3)
+        if tag is None:
+            pos = start + 1
+            continue
+        close = _CLOSE.search(text, tag.end())
+        if close is None:
+            break  # no closing fence after this opener, so none after any later one
+        out.append((tag.group(1), text[tag.end():close.start()]))
+        pos = close.end()
+    return out
+
+
+_IO_TAG = re.compile(r"[ \t]*(input|output|stdin|stdout)[ \t]*\n", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -321,7 +382,7 @@ def _blocks(text: str) -> list[tuple[str, str]]:
     """(tag, body) of the io fences; an input block that holds an "Output:" line of its
     own (small models write both in one block) counts as an input and an output block."""
     out: list[tuple[str, str]] = []
-    for tag, body in _IO_FENCE.findall(text):
+    for tag, body in _io_fences(text):
         split = _OUTPUT_LINE.search(body) if tag.lower() in ("input", "stdin") else None
         if split is None:
             out.append((tag, body))
