@@ -19,6 +19,13 @@ from harness.config import RunConfig
 from harness.memory import MemoryStore
 
 
+def _print(*parts: object, **kwargs) -> None:
+    """`print`, with control characters shown as escapes: every line these commands
+    print may quote a lessons file or a run folder (task ids, run ids, model names)
+    that someone else wrote."""
+    print(*(terminal_safe(str(p)) for p in parts), **kwargs)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("memory", help="inspect long-term memory (lessons)")
     msub = p.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
@@ -72,15 +79,15 @@ def _solved(value: bool | None) -> str:
 def pool_command(args: argparse.Namespace) -> int:
     pool = _pool(args)
     left = ", ".join(f"{k} {v}" for k, v in sorted(pool.counts.items()) if k != "source_lessons" and v)
-    print(f"source {pool.source} ({pool.source_kind}), digest {pool.source_digest}")
-    print(f"{len(pool.lessons)} lesson(s) recall may read" + (f"; left out or cut: {left}" if left else ""))
+    _print(f"source {pool.source} ({pool.source_kind}), digest {pool.source_digest}")
+    _print(f"{len(pool.lessons)} lesson(s) recall may read" + (f"; left out or cut: {left}" if left else ""))
     for lesson in pool.lessons:
         oracle = " [ORACLE feedback]" if lesson.oracle_feedback else ""
-        print(f"  {lesson.id} ({lesson.source_task_set}; {_solved(lesson.source_solved)}){oracle}:")
-        print(f"    {terminal_safe(lesson.text)}")
+        _print(f"  {lesson.id} ({lesson.source_task_set}; {_solved(lesson.source_solved)}){oracle}:")
+        _print(f"    {lesson.text}")
     if pool.excluded:
         pairs = sum(len(v) for v in pool.excluded.values())
-        print(f"excluded for {len(pool.excluded)} task(s) of the run ({pairs} task-lesson pairs); "
+        _print(f"excluded for {len(pool.excluded)} task(s) of the run ({pairs} task-lesson pairs); "
               "see them with: memory export frozen:RUN_DIR")
     return 0
 
@@ -96,10 +103,10 @@ def search_command(args: argparse.Namespace) -> int:
     recall = Recall.from_pool(pool, args.k)
     found = recall.ranked(args.query, args.task)
     if not found:
-        print(f"no lesson of {len(pool.lessons)} shares a word with the query (BM25 score 0)")
+        _print(f"no lesson of {len(pool.lessons)} shares a word with the query (BM25 score 0)")
     for r in found:
-        print(f"{r.rank}. score {r.score:.4f}  {r.source_task} (run {r.source_run}, {r.id})")
-        print(f"   {terminal_safe(r.lesson)}")
+        _print(f"{r.rank}. score {r.score:.4f}  {r.source_task} (run {r.source_run}, {r.id})")
+        _print(f"   {r.lesson}")
     return 0
 
 
@@ -114,7 +121,7 @@ def export_command(args: argparse.Namespace) -> int:
     text = "".join(line + "\n" for line in lines)
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")
-        print(f"{len(lines)} lesson(s) from {pool.source} (digest {pool.source_digest}) written to {args.out}",
+        _print(f"{len(lines)} lesson(s) from {pool.source} (digest {pool.source_digest}) written to {args.out}",
               file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -152,7 +159,7 @@ def show_command(args: argparse.Namespace) -> int:
         stored = _stored_task_ids(root, namespaces)
         close = _matching(task_id, stored)
         if len(close) == 1:
-            print(f"(no lessons for {task_id!r}; showing {close[0]!r}: task ids carry the task set's prefix)")
+            _print(f"(no lessons for {task_id!r}; showing {close[0]!r}: task ids carry the task set's prefix)")
             task_id = close[0]
         elif close:
             raise UsageError(f"no lessons for {task_id!r}; did you mean one of: {', '.join(close[:10])}?")
@@ -161,17 +168,17 @@ def show_command(args: argparse.Namespace) -> int:
         lessons = MemoryStore(root, ns).lessons(task_id)
         if not lessons:
             continue
-        print(f"[{ns}]")
+        _print(f"[{ns}]")
         for lesson in lessons:
             found += 1
             origin = f"run {lesson.run_id}" + (f", model {lesson.model}" if lesson.model else "")
             oracle = " [from ORACLE feedback: hidden tests]" if lesson.oracle_feedback else ""
-            print(f"  {lesson.strategy} attempt {lesson.attempt}, about trial {lesson.trial} ({origin}, {lesson.time}){oracle}:")
-            print(f"    {terminal_safe(lesson.text)}")
+            _print(f"  {lesson.strategy} attempt {lesson.attempt}, about trial {lesson.trial} ({origin}, {lesson.time}){oracle}:")
+            _print(f"    {lesson.text}")
     if not found:
         where = f"namespace {args.namespace}" if args.namespace else f"{root}"
         stored = sorted(_stored_task_ids(root, namespaces))
         hint = (f"; tasks with lessons there: {', '.join(stored[:5])}{', ...' if len(stored) > 5 else ''} "
                 "(ids include the task set's prefix, e.g. HumanEval/0)") if stored else "; it holds no lessons yet"
-        print(f"no lessons for {task_id} in {where}{hint}")
+        _print(f"no lessons for {task_id} in {where}{hint}")
     return 0

@@ -118,6 +118,21 @@ def test_memory_show_prints_a_lesson_s_escape_sequences_as_text(tmp_path: Path, 
     assert "Use a set.\\x1b]0;PWNED\\x07\\x1b[2J\\u202eevil" in out
 
 
+def test_memory_show_prints_a_foreign_lessons_file_s_escapes_as_text(tmp_path: Path, capsys) -> None:
+    """A shared memory folder may come from someone else: its namespace, run ids and
+    model names are printed as well as the lesson, and are as hostile."""
+    from harness.cli import main
+    from harness.memory import Lesson, MemoryStore
+
+    MemoryStore(tmp_path, "ns\x1b[2J").add(Lesson(run_id="r\x1b]0;PWNED\x07", task_id="t/1", strategy="reflexion",
+                                                 attempt=1, trial=1, model="m\x1b[31m", text="Use a set.",
+                                                 time="\x9b2J"))
+    assert main(["memory", "show", "t/1", "--memory-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
+    assert "[ns\\x1b[2J]" in out and "run r\\x1b]0;PWNED\\x07" in out and "model m\\x1b[31m" in out
+
+
 def test_what_an_unfinished_trial_spent_is_in_the_run_s_totals(tmp_path: Path, loop_sandbox) -> None:
     """Trial 2's lesson call succeeds, then its Actor call fails past the retries: the
     attempt is incomplete, but both calls were made (and the lesson's tokens spent)."""
