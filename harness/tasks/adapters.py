@@ -53,15 +53,20 @@ def _texts(row: Row, field: str, where: str) -> list[str]:
         return []
     if isinstance(value, str):  # MBPP "full" keeps its setup code as one string
         return [value.replace("\r\n", "\n")] if value.strip() else []
-    if not all(isinstance(v, str) for v in value):
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise TaskError(f"{where}: field {field!r}: expected a list of strings")
     return [v.replace("\r\n", "\n") for v in value]
 
 
-def _task_id(row: Row, prefix: str) -> str:
+def _task_id(row: Row, prefix: str, where: str) -> str:
     raw = row.get("task_id")
     # MBPP numbers its tasks; EvalPlus names them "Mbpp/<n>": use that form for both.
-    return f"{prefix}/{raw}" if isinstance(raw, int) else str(raw)
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return f"{prefix}/{raw}"
+    if not isinstance(raw, str) or not raw.strip():  # str(None) would make a task "None"
+        shown = "missing" if raw is None else f"a {type(raw).__name__}"
+        raise TaskError(f"{where}: field 'task_id': expected a non-empty string or an integer, got {shown}")
+    return raw
 
 
 def humaneval_task(row: Row, where: str) -> Task:
@@ -71,7 +76,7 @@ def humaneval_task(row: Row, where: str) -> Task:
     if not _text(row, "test", where).strip():
         raise TaskError(f"{where}: field 'test': empty; a task without hidden tests would pass any answer")
     return Task(
-        task_id=_task_id(row, "HumanEval"),
+        task_id=_task_id(row, "HumanEval", where),
         prompt=prompt,
         entry_point=entry_point,
         hidden_tests=(with_check_call(_text(row, "test", where), entry_point),),
@@ -150,7 +155,7 @@ def _mbpp_like(row: Row, where: str, description: str, test_bodies: list[str]) -
     if not [body for body in test_bodies if body.strip()]:
         raise TaskError(f"{where}: no hidden tests (field 'test_list' or 'test' is empty); a task without them would pass any answer")
     return require_hidden_tests(Task(
-        task_id=_task_id(row, "Mbpp"),
+        task_id=_task_id(row, "Mbpp", where),
         prompt=prompt,
         entry_point=entry_point,
         hidden_tests=tuple(with_check_call(preamble + body, entry_point) for body in test_bodies),

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.tasks.base import JsonError, Task, TaskError, TaskSet, parse_json
-from harness.tasks.contest import SourceOptions, bad_row, call_asserts, collect, contest_task_set, dataset_folder, io_tests, jsonl_rows
+from harness.tasks.contest import (
+    SourceOptions, bad_row, call_asserts, collect, contest_task_set, dataset_folder, io_tests, jsonl_rows, row_id,
+)
 
 DATASET_DIR = "datasets--codeparrot--apps"
 SPLITS = ("test", "train")
@@ -58,7 +60,7 @@ def apps_task(row: dict[str, Any], file: Path, number: int) -> Task:
         starter = str(row.get("starter_code") or "").rstrip()
         prompt = question.strip() + "\n" + (f"\nStarter code:\n```python\n{starter}\n```\n" if starter else "")
         common = dict(
-            task_id=f"apps/{row.get('problem_id', row.get('id', number))}",
+            task_id=f"apps/{row_id(row['problem_id'] if 'problem_id' in row else row.get('id', number), 'problem_id')}",
             prompt=prompt,
             canonical_solution=solutions[0] if solutions and isinstance(solutions[0], str) else None,
             meta={"source": "apps", "difficulty": row.get("difficulty"), "url": row.get("url"),

@@ -176,6 +176,17 @@ def bad_row(file: Any, row: int, reason: str) -> BadRow:
     return BadRow(f"{file}: row {row}: {reason}; fix the data or leave the problem out (e.g. with a filter)")
 
 
+def row_id(value: Any, field: str) -> str:
+    """A row's own id as text: a non-empty string or an integer (str(None) would name a
+    task "None", str of a list "['x']")."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str) or not value.strip():
+        shown = "missing" if value is None else f"a {type(value).__name__}"
+        raise ValueError(f"field {field!r}: expected a non-empty string or an integer, got {shown}")
+    return value
+
+
 def io_tests(pairs: Iterable[tuple[Any, Any]], what: str) -> tuple[IoTest, ...]:
     """(input, output) pairs -> IoTests; a list of lines is joined with newlines (APPS)."""
     out = []

@@ -23,7 +23,7 @@ from typing import Any
 from harness.tasks.base import JsonError, Task, TaskError, TaskSet, parse_json
 from harness.tasks.contest import (
     LCB_PREAMBLE, SourceOptions, bad_row, call_asserts, collect, contest_task_set, dataset_folder, io_tests,
-    json_lines, jsonl_rows, parse_date,
+    json_lines, jsonl_rows, parse_date, row_id,
 )
 from harness.tasks.safe_pickle import UnsafePickle, decode_compressed
 
@@ -116,7 +116,7 @@ def lcb_task(row: dict[str, Any], file: Path, number: int) -> Task:
 
 
 def _lcb_task(row: dict[str, Any]) -> Task:
-    question_id = str(row["question_id"])
+    question_id = row_id(row["question_id"], "question_id")
     public = decode_tests(row.get("public_test_cases", "[]"), "public_test_cases")
     private = decode_tests(row.get("private_test_cases", "[]"), "private_test_cases")
     cases = public + private

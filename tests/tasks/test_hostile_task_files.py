@@ -228,3 +228,40 @@ def test_a_usage_error_quoting_data_prints_its_escapes_as_text(tmp_path):
 
     done = run_harness("tasks", "list", str(tmp_path / "a\x1b[2Jb.jsonl"))
     assert done.returncode == 2 and "\x1b" not in done.stderr and "a\\x1b[2Jb.jsonl" in done.stderr, done.stderr
+
+
+# ------------------------------------------------------------------ ids of the wrong type
+
+
+@pytest.mark.parametrize("value, shown", [(None, "missing"), (["x"], "a list"), (1.5, "a float"), (True, "a bool")])
+def test_a_row_id_of_the_wrong_type_is_a_bad_row_not_a_task_named_none(tmp_path, value, shown):
+    from tests.tasks.test_task_contest import apps_row
+    from tests.tasks.test_task_hf import HUMANEVAL_ROW, MBPP_FULL_ROW
+
+    he = tmp_path / "he.jsonl"
+    write_jsonl(he, [{**HUMANEVAL_ROW, "task_id": value}])
+    with pytest.raises(TaskError, match=rf"he.jsonl row 0: field 'task_id': expected a non-empty string or an integer, got {shown}"):
+        load_tasks(f"hf:{he}")
+    mbpp = tmp_path / "mbpp.jsonl"
+    write_jsonl(mbpp, [{**MBPP_FULL_ROW, "task_id": value}])
+    with pytest.raises(TaskError, match=rf"mbpp.jsonl row 0: field 'task_id': .* got {shown}"):
+        load_tasks(f"hf:{mbpp}")
+    lcb = tmp_path / "lcb"
+    lcb.mkdir()
+    write_jsonl(lcb / "test.jsonl", [lcb_row("a", "2024-01-01", question_id=value)])
+    with pytest.raises(TaskError, match=rf"test.jsonl: row 1: field 'question_id': .* got {shown}"):
+        load_tasks(f"livecodebench:{lcb}")
+    apps = tmp_path / "apps"
+    apps.mkdir()
+    write_jsonl(apps / "test.jsonl", [{**apps_row(1, {"inputs": ["1 2\n"], "outputs": ["3\n"]}), "problem_id": value}])
+    with pytest.raises(TaskError, match=rf"test.jsonl: row 1: field 'problem_id': .* got {shown}"):
+        load_tasks(f"apps:{apps}")
+
+
+def test_an_mbpp_test_list_that_is_no_list_is_a_bad_row(tmp_path):
+    from tests.tasks.test_task_hf import MBPP_FULL_ROW
+
+    path = tmp_path / "mbpp.jsonl"
+    write_jsonl(path, [{**MBPP_FULL_ROW, "test_list": 5}])
+    with pytest.raises(TaskError, match="mbpp.jsonl row 0: field 'test_list': expected a list of strings"):
+        load_tasks(f"hf:{path}")
