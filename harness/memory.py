@@ -62,7 +62,7 @@ class MemoryStore:
             return []
         out = []
         known = {f.name for f in fields(Lesson)}
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8").split("\n"):
             if line.strip():
                 try:
                     row = json.loads(line)
@@ -112,7 +112,7 @@ class MemoryStore:
         rows: list[dict] = []
         if self.folder.is_dir():
             for path in sorted(self.folder.glob("*.jsonl")):
-                for line in path.read_text(encoding="utf-8").splitlines():
+                for line in path.read_text(encoding="utf-8").split("\n"):
                     try:
                         row = json.loads(line)
                     except json.JSONDecodeError:

@@ -187,7 +187,7 @@ def _read_namespace(spec: str, name: str, memory_dir: Path | None, without_run: 
         raise RecallError(f"recall_from {spec!r}: no memory namespace {name!r} in {memory_dir}")
     rows: list[dict[str, Any]] = []
     for path in sorted(folder.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8").split("\n"):
             try:
                 row = json.loads(line)
             except json.JSONDecodeError:

@@ -134,7 +134,7 @@ def _stored_task_ids(root: Path, namespaces: list[str]) -> set[str]:
     for ns in namespaces:
         folder = root / ns
         for path in folder.glob("*.jsonl") if folder.is_dir() else []:
-            for line in path.read_text(encoding="utf-8").splitlines()[:1]:
+            for line in path.read_text(encoding="utf-8").split("\n")[:1]:
                 try:
                     ids.add(str(json.loads(line)["task_id"]))
                 except (ValueError, KeyError, TypeError):

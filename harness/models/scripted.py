@@ -89,7 +89,7 @@ class ScriptedModel:
         rules: list[tuple[str, str]] = []
         latency_s = 0.0
         raw = path.read_bytes()
-        for lineno, line in enumerate(raw.decode("utf-8").splitlines(), 1):
+        for lineno, line in enumerate(raw.decode("utf-8").split("\n"), 1):
             if not line.strip():
                 continue
             try:

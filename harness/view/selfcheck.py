@@ -76,7 +76,7 @@ def read_checks(run_dir: Path) -> dict[tuple[str, str, int], dict[str, str]] | N
     if not path.is_file():
         return None
     out: dict[tuple[str, str, int], dict[str, str]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").split("\n"):
         try:
             r = json.loads(line)
             out.setdefault((str(r["task_id"]), str(r["strategy"]), int(r["attempt"])), {})[str(r["test"])] = \

@@ -151,3 +151,28 @@ def test_what_an_unfinished_trial_spent_is_in_the_run_s_totals(tmp_path: Path, l
     assert summary["strategies"]["reflexion"]["model_calls"] == len(model.calls)
     tokens = sum(r.output_tokens for r in result.records) + row["spent"]["output_tokens"]
     assert summary["strategies"]["reflexion"]["output_tokens"] == tokens
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
+def test_a_lesson_holding_a_unicode_line_separator_is_remembered(tmp_path: Path, separator: str) -> None:
+    """JSON keeps U+2028, U+2029 and U+0085 raw inside a string, and str.splitlines() breaks
+    lines there: a lessons file read that way lost such a lesson as a "torn line". (The
+    reflection step folds white space, so the harness's own lessons hold none; a shared
+    memory folder may hold lessons written by anything.)"""
+    from harness.memory import Lesson, MemoryStore
+
+    store = MemoryStore(tmp_path, "shared")
+    texts = ["plain", f"Add,{separator}do not subtract."]
+    for trial, text in enumerate(texts, start=1):
+        store.add(Lesson(run_id="other", task_id="t/1", strategy="reflexion", attempt=1, trial=trial, text=text))
+    assert [x.text for x in store.lessons("t/1")] == texts
+    assert store.earlier_runs("this")["lessons"] == 2
+    assert store.recall("t/1", run_id="this", strategy="reflexion", attempt=1, window=5) == texts
+
+
+def test_a_script_file_reply_holding_a_unicode_line_separator_is_one_reply(tmp_path: Path) -> None:
+    path = tmp_path / "replies.jsonl"
+    replies = ["```python\ndef add(a, b):\n    return a + b  # \u2028 \u2029 \x85\n```", "second"]
+    path.write_text("".join(json.dumps({"reply": r}, ensure_ascii=False) + "\n" for r in replies), encoding="utf-8")
+    model = ScriptedModel.from_file(path)
+    assert list(model._queue) == replies
