@@ -220,7 +220,10 @@ def text_problems(task: "Task") -> list[tuple[str, str]]:
                 texts += [(f"{name}[{i}].input", test.input), (f"{name}[{i}].output", test.output)]
             else:
                 texts.append((f"{name}[{i}]", test))
-    texts.append(("meta", json.dumps(dict(task.meta), ensure_ascii=False, default=str)))
+    try:
+        texts.append(("meta", json.dumps(dict(task.meta), ensure_ascii=False, default=str)))
+    except (RecursionError, ValueError):  # nested about as deep as json.loads allows
+        found.append(("meta", "nested too deeply to write back as JSON"))
     for name, value in texts:
         if isinstance(value, str) and _unencodable(value):
             found.append((name, "holds a lone surrogate (an escape like \\ud800 that is not a character)"))
