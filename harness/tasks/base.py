@@ -196,6 +196,8 @@ def task_id_problem(task_id: str) -> str | None:
         return "starts or ends with white space"
     if any(part in (".", "..") for part in task_id.split("/")):
         return "has a '.' or '..' path part (it would name another place in a file path or URL)"
+    if "" in task_id.split("/"):
+        return "has an empty path part (a leading, trailing or double slash: its view URL would not reach it)"
     return None
 
 

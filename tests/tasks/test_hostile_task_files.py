@@ -37,6 +37,8 @@ HOSTILE_LINES = [
     ("id-surrogate", _line(task("t/\ud800")), "task_id", "unprintable character '\\ud800'"),
     ("id-dotdot", _line(task("../../etc/passwd")), "task_id", "'..' path part"),
     ("id-dot", _line(task("a/./b")), "task_id", "'..' path part"),
+    ("id-trailing-slash", _line(task("codecontests/")), "task_id", "empty path part"),
+    ("id-double-slash", _line(task("a//b")), "task_id", "empty path part"),
     ("id-too-long", _line(task("t/" + "a" * 300)), "task_id", "at most 200"),
     ("id-spaces", _line(task(" t/1")), "task_id", "white space"),
     ("tag-ansi", _line(task(tags=["\x1b[31mred"])), "tags[0]", "unprintable character '\\x1b'"),
