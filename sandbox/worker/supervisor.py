@@ -84,6 +84,10 @@ class _Worker:
 
     def run(self, job: dict) -> dict:
         limits = {key: job[key] for key in ("timeout_s", "memory_mb", "max_file_mb")}
+        # The job's processes install confine.py's filter: in a container only (on a
+        # host, the process backend isolates nothing anyway, and the counters it guards
+        # are moved by everything else that runs there).
+        limits["confine"] = self.is_init
         # RLIMIT_NPROC counts every process of the uid on the machine: in a container
         # the pids cgroup caps processes instead; as root it is ignored anyway.
         if self.uid_process_base:

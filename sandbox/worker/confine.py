@@ -1,0 +1,133 @@
+"""A seccomp filter each job's process installs before it runs the job's code (in a
+container only): the few system calls that would let a program write a number into a
+counter the whole host shares, where no check of the worker's can see it and a later
+job (in any container) can read it back.
+
+    socket() of any family but AF_UNIX   packets on lo count in the host's softnet_stat
+                                         and rt_cache; per-namespace counters (snmp) too
+    io_uring_setup, _enter, _register    io_uring makes sockets without socket()
+    memfd_create, shmget, mmap of        each makes an inode of the kernel's internal
+      shared anonymous memory            tmpfs, numbered by one counter for the host
+    pidfd_open, clone(CLONE_PIDFD),      a pidfd's inode number counts every process
+      SO_PEERPIDFD, SO_PASSPIDFD         and thread the host ever made
+    setsid                               each new session takes the next number of
+                                         the host's scheduler autogroups
+
+Docker's own profile stays under it (filters stack; the stricter answer wins). The
+worker, the zygote and the blank children run unfiltered: they need none of these
+after the job is handed over, and the filter is their children's only.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import struct
+
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+
+_LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS: A = 32-bit word of seccomp_data at k
+_AND_K = 0x54  # BPF_ALU | BPF_AND | BPF_K
+_JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+_JGE_K = 0x35
+_JSET_K = 0x45  # jump if A & k
+_RET_K = 0x06
+_ALLOW = 0x7FFF0000
+_ERRNO = 0x00050000
+
+# struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
+_NR, _ARCH = 0, 4
+
+
+def _arg(index: int) -> int:
+    return 16 + 8 * index  # the low 32 bits, little-endian (both architectures below)
+
+
+# Per architecture: its audit number, then the calls by name.
+_ARCHES = {
+    "x86_64": (0xC000003E, dict(socket=41, setsid=112, memfd_create=319, shmget=29, mmap=9, pidfd_open=434,
+                                clone=56, getsockopt=55, setsockopt=54, io_uring_setup=425,
+                                io_uring_enter=426, io_uring_register=427)),
+    "aarch64": (0xC00000B7, dict(socket=198, setsid=157, memfd_create=279, shmget=194, mmap=222, pidfd_open=434,
+                                 clone=220, getsockopt=209, setsockopt=208, io_uring_setup=425,
+                                 io_uring_enter=426, io_uring_register=427)),
+}
+_X32_BIT = 0x40000000  # x86_64's x32 numbering: another table of calls, refused whole
+_AF_UNIX = 1
+_CLONE_PIDFD = 0x1000
+_SOL_SOCKET = 1
+_SO_PASSPIDFD, _SO_PEERPIDFD = 76, 77
+_MAP_SHARED, _MAP_TYPE, _MAP_ANONYMOUS = 0x01, 0x03, 0x20  # MAP_SHARED_VALIDATE is 0x03
+
+
+def _ret(value: int) -> tuple:
+    return (_RET_K, 0, 0, value)
+
+
+def _refuse(code: int) -> tuple:
+    return _ret(_ERRNO | code)
+
+
+def program(machine: str) -> list[tuple]:
+    """The filter as (code, jt, jf, k) instructions; KeyError for an unknown machine."""
+    audit_arch, nr = _ARCHES[machine]
+    head = [(_LD_W_ABS, 0, 0, _ARCH), (_JEQ_K, 1, 0, audit_arch), _refuse(errno.ENOSYS),
+            (_LD_W_ABS, 0, 0, _NR)]
+    if machine == "x86_64":
+        head += [(_JGE_K, 0, 1, _X32_BIT), _refuse(errno.ENOSYS)]
+    refused = [("io_uring_setup", errno.ENOSYS), ("io_uring_enter", errno.ENOSYS),
+               ("io_uring_register", errno.ENOSYS), ("pidfd_open", errno.ENOSYS),
+               ("memfd_create", errno.EPERM), ("shmget", errno.EPERM), ("setsid", errno.EPERM)]
+    for name, code in refused:
+        head += [(_JEQ_K, 0, 1, nr[name]), _refuse(code)]
+    # Calls whose arguments decide: each block ends in a return, so A need not be reloaded.
+    blocks = {
+        "socket": [(_LD_W_ABS, 0, 0, _arg(0)), (_JEQ_K, 0, 1, _AF_UNIX), _ret(_ALLOW),
+                   _refuse(errno.EAFNOSUPPORT)],
+        "clone": [(_LD_W_ABS, 0, 0, _arg(0)), (_JSET_K, 0, 1, _CLONE_PIDFD), _refuse(errno.EPERM),
+                  _ret(_ALLOW)],
+        "mmap": [(_LD_W_ABS, 0, 0, _arg(3)), (_AND_K, 0, 0, _MAP_TYPE | _MAP_ANONYMOUS),
+                 (_JEQ_K, 2, 0, _MAP_SHARED | _MAP_ANONYMOUS), (_JEQ_K, 1, 0, _MAP_TYPE | _MAP_ANONYMOUS),
+                 _ret(_ALLOW), _refuse(errno.EPERM)],
+    }
+    sockopt = [(_LD_W_ABS, 0, 0, _arg(1)), (_JEQ_K, 0, 4, _SOL_SOCKET), (_LD_W_ABS, 0, 0, _arg(2)),
+               (_JEQ_K, 1, 0, _SO_PEERPIDFD), (_JEQ_K, 0, 1, _SO_PASSPIDFD), _refuse(errno.ENOPROTOOPT),
+               _ret(_ALLOW)]
+    blocks["getsockopt"] = blocks["setsockopt"] = sockopt
+    # The dispatch: one jump per call, to its block after the final ALLOW.
+    names = list(blocks)
+    dispatch_end = len(head) + len(names) + 1  # index of the first block
+    starts, position = {}, dispatch_end
+    for name in names:
+        starts[name] = position
+        position += len(blocks[name])
+    body = []
+    for index, name in enumerate(names):
+        here = len(head) + index
+        body.append((_JEQ_K, starts[name] - here - 1, 0, nr[name]))
+    body.append(_ret(_ALLOW))
+    for name in names:
+        body += blocks[name]
+    return head + body
+
+
+def confine() -> None:
+    """Install the filter on this process (and every process it will make); raises
+    OSError, naming the call, when the kernel refuses: the job must not run without it."""
+    instructions = program(os.uname().machine)
+    packed = b"".join(struct.pack("=HBBI", *instruction) for instruction in instructions)
+    buffer = ctypes.create_string_buffer(packed, len(packed))
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = SockFprog(len(instructions), ctypes.cast(buffer, ctypes.c_void_p))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+    for option, value, pointer in ((PR_SET_NO_NEW_PRIVS, 1, None),
+                                   (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog))):
+        if libc.prctl(option, value, pointer, 0, 0) != 0:
+            code = ctypes.get_errno()
+            raise OSError(code, f"confine: prctl({option}) failed: {os.strerror(code)}")
