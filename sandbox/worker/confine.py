@@ -10,6 +10,10 @@ job (in any container) can read it back.
       shared anonymous memory            tmpfs, numbered by one counter for the host
     pidfd_open, clone(CLONE_PIDFD),      a pidfd's inode number counts every process
       SO_PEERPIDFD, SO_PASSPIDFD         and thread the host ever made
+    SO_COOKIE, SO_NETNS_COOKIE           a socket's cookie is the next number of one
+                                         counter for the host (a unix socket's too)
+    sysinfo                              the host's load, free memory and process count
+                                         (what the masked /proc/loadavg and meminfo say)
     setsid                               each new session takes the next number of
                                          the host's scheduler autogroups
 
@@ -47,10 +51,10 @@ def _arg(index: int) -> int:
 
 # Per architecture: its audit number, then the calls by name.
 _ARCHES = {
-    "x86_64": (0xC000003E, dict(socket=41, setsid=112, memfd_create=319, shmget=29, mmap=9, pidfd_open=434,
+    "x86_64": (0xC000003E, dict(socket=41, setsid=112, sysinfo=99, memfd_create=319, shmget=29, mmap=9, pidfd_open=434,
                                 clone=56, getsockopt=55, setsockopt=54, io_uring_setup=425,
                                 io_uring_enter=426, io_uring_register=427)),
-    "aarch64": (0xC00000B7, dict(socket=198, setsid=157, memfd_create=279, shmget=194, mmap=222, pidfd_open=434,
+    "aarch64": (0xC00000B7, dict(socket=198, setsid=157, sysinfo=179, memfd_create=279, shmget=194, mmap=222, pidfd_open=434,
                                  clone=220, getsockopt=209, setsockopt=208, io_uring_setup=425,
                                  io_uring_enter=426, io_uring_register=427)),
 }
@@ -58,7 +62,7 @@ _X32_BIT = 0x40000000  # x86_64's x32 numbering: another table of calls, refused
 _AF_UNIX = 1
 _CLONE_PIDFD = 0x1000
 _SOL_SOCKET = 1
-_SO_PASSPIDFD, _SO_PEERPIDFD = 76, 77
+_SOCKET_OPTIONS = (57, 71, 76, 77)  # SO_COOKIE, SO_NETNS_COOKIE, SO_PASSPIDFD, SO_PEERPIDFD
 _MAP_SHARED, _MAP_TYPE, _MAP_ANONYMOUS = 0x01, 0x03, 0x20  # MAP_SHARED_VALIDATE is 0x03
 
 
@@ -79,7 +83,8 @@ def program(machine: str) -> list[tuple]:
         head += [(_JGE_K, 0, 1, _X32_BIT), _refuse(errno.ENOSYS)]
     refused = [("io_uring_setup", errno.ENOSYS), ("io_uring_enter", errno.ENOSYS),
                ("io_uring_register", errno.ENOSYS), ("pidfd_open", errno.ENOSYS),
-               ("memfd_create", errno.EPERM), ("shmget", errno.EPERM), ("setsid", errno.EPERM)]
+               ("memfd_create", errno.EPERM), ("shmget", errno.EPERM), ("setsid", errno.EPERM),
+               ("sysinfo", errno.ENOSYS)]
     for name, code in refused:
         head += [(_JEQ_K, 0, 1, nr[name]), _refuse(code)]
     # Calls whose arguments decide: each block ends in a return, so A need not be reloaded.
@@ -92,9 +97,10 @@ def program(machine: str) -> list[tuple]:
                  (_JEQ_K, 2, 0, _MAP_SHARED | _MAP_ANONYMOUS), (_JEQ_K, 1, 0, _MAP_TYPE | _MAP_ANONYMOUS),
                  _ret(_ALLOW), _refuse(errno.EPERM)],
     }
-    sockopt = [(_LD_W_ABS, 0, 0, _arg(1)), (_JEQ_K, 0, 4, _SOL_SOCKET), (_LD_W_ABS, 0, 0, _arg(2)),
-               (_JEQ_K, 1, 0, _SO_PEERPIDFD), (_JEQ_K, 0, 1, _SO_PASSPIDFD), _refuse(errno.ENOPROTOOPT),
-               _ret(_ALLOW)]
+    count = len(_SOCKET_OPTIONS)  # level SOL_SOCKET and one of these: refused, else allowed
+    sockopt = [(_LD_W_ABS, 0, 0, _arg(1)), (_JEQ_K, 0, count + 2, _SOL_SOCKET), (_LD_W_ABS, 0, 0, _arg(2))]
+    sockopt += [(_JEQ_K, count - index - 1, 0, option) for index, option in enumerate(_SOCKET_OPTIONS[:-1])]
+    sockopt += [(_JEQ_K, 0, 1, _SOCKET_OPTIONS[-1]), _refuse(errno.ENOPROTOOPT), _ret(_ALLOW)]
     blocks["getsockopt"] = blocks["setsockopt"] = sockopt
     # The dispatch: one jump per call, to its block after the final ALLOW.
     names = list(blocks)

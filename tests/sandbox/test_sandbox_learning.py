@@ -112,7 +112,7 @@ CHANNELS = {
         ("docker",)),
     "an abstract unix socket held by a daemon": (
         f"import socket, time\nTOKEN = {secrets.token_hex(4)!r}\n"
-        "def store(n):\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
+        "def store(n):\n    if os.fork() == 0:\n        os.setpgid(0, 0)\n        if os.fork() == 0:\n"
         "            s = socket.socket(socket.AF_UNIX)\n            s.bind(f'\\0memory-{TOKEN}-{n}')\n"
         "            time.sleep(60)\n        os._exit(0)\n    os.wait()\n    time.sleep(0.2)\n"
         "def load():\n    for row in open('/proc/net/unix').read().split('\\n'):\n"
@@ -306,6 +306,12 @@ HOST_COUNTERS = {
         "        except OSError:\n            return\n",
         "def read():\n    try:\n        fd = os.memfd_create('x')\n    except OSError:\n        return None\n"
         "    ino = os.fstat(fd).st_ino\n    os.close(fd)\n    return ino\n"),
+    "a socket's cookie (one counter for the host)": (
+        "import socket, struct\n"
+        "def cookie():\n    s = socket.socket(socket.AF_UNIX)\n"
+        "    return struct.unpack('Q', s.getsockopt(socket.SOL_SOCKET, 57, 8))[0]\n"
+        "def bump(n):\n    for _ in range(n):\n        try:\n            cookie()\n        except OSError:\n            return\n",
+        "def read():\n    try:\n        return cookie()\n    except OSError:\n        return None\n"),
     "the host's session count (the scheduler's autogroup numbers)": (
         "def bump(n):\n    forks(n, os.setsid)\n",
         "def read():\n    return int(open('/proc/self/autogroup').read().split()[0].rsplit('-', 1)[1])\n"),
@@ -365,6 +371,9 @@ REFUSED_CALLS = (
     "        'pidfd_open': (lambda: os.pidfd_open(os.getpid()), errno.ENOSYS),\n"
     "        'clone(CLONE_PIDFD)': (clone_pidfd, errno.EPERM),\n"
     "        'SO_PEERPIDFD': (peer_pidfd, errno.ENOPROTOOPT),\n"
+    "        'SO_COOKIE': (lambda: socket.socket(socket.AF_UNIX).getsockopt(socket.SOL_SOCKET, 57, 8),\n"
+    "                      errno.ENOPROTOOPT),\n"
+    "        'sysinfo': (lambda: syscall(99, ctypes.create_string_buffer(256)), errno.ENOSYS),\n"
     "        'setsid': (setsid_in_a_fork, errno.EPERM),\n"
     "    }\n"
     "    return {name: attempt(call) for name, (call, expected) in calls.items() if attempt(call) != expected}\n"
@@ -378,7 +387,7 @@ REFUSED_CALLS = (
 @pytest.mark.docker
 def test_a_job_s_processes_cannot_move_what_the_whole_host_counts(docker_sandbox):
     """Inet and netlink sockets, io_uring, memfds, SysV shared memory and shared anonymous
-    memory, pidfds and new sessions are refused to the program's process and the test's
+    memory, pidfds, socket cookies, sysinfo and new sessions are refused to the program's process and the test's
     (x86_64 numbers); what programs use (unix sockets, threads, subprocesses, numpy) works."""
     import platform
 
