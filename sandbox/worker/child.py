@@ -10,8 +10,6 @@ import resource
 import signal
 import sys
 
-from .confine import confine
-
 # Signals the worker's own processes (W, the zygote, the blank children and T) ignore:
 # every signal the kernel can deliver that can be caught or ignored, the real-time
 # ones (SIGRTMIN..SIGRTMAX) included, not only those with names. Not SIGKILL and
@@ -49,8 +47,6 @@ def enter_child(fds: dict[int, int], job: dict, cwd: str, stdio: tuple, home: st
     os.chdir(cwd)
     os.environ["HOME"] = home
     _apply_limits(job)
-    if job.get("confine"):  # in a container: see confine.py (raises rather than run unfiltered)
-        confine()
     sys.stdin, sys.stdout, sys.stderr = stdio
 
 

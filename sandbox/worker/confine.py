@@ -1,7 +1,7 @@
-"""A seccomp filter each job's process installs before it runs the job's code (in a
-container only): the few system calls that would let a program write a number into a
-counter the whole host shares, where no check of the worker's can see it and a later
-job (in any container) can read it back.
+"""A seccomp filter every process of a job runs under (in a container only): it refuses
+the few system calls that let a program write a number into a counter the whole host
+shares, where no check of the worker's can see it and a later job (in any container)
+can read it back.
 
     socket() of any family but AF_UNIX   packets on lo count in the host's softnet_stat
                                          and rt_cache; per-namespace counters (snmp) too
@@ -17,9 +17,10 @@ job (in any container) can read it back.
     setsid                               each new session takes the next number of
                                          the host's scheduler autogroups
 
-Docker's own profile stays under it (filters stack; the stricter answer wins). The
-worker, the zygote and the blank children run unfiltered: they need none of these
-after the job is handed over, and the filter is their children's only.
+Docker's own profile stays under it (filters stack; the stricter answer wins). Each
+blank child installs it right after it makes its own session, while it waits for a job
+(off the job's path: it costs ~0.25 ms, half of it the kernel's); the worker and the
+zygote stay unfiltered (the zygote's children need setsid).
 """
 from __future__ import annotations
 
@@ -119,21 +120,39 @@ def program(machine: str) -> list[tuple]:
     return head + body
 
 
-def confine() -> None:
-    """Install the filter on this process (and every process it will make); raises
-    OSError, naming the call, when the kernel refuses: the job must not run without it."""
-    instructions = program(os.uname().machine)
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def compile_filter(machine: str) -> _SockFprog | None:
+    """The filter as the kernel takes it (None for a machine it has no numbers for)."""
+    try:
+        instructions = program(machine)
+    except KeyError:
+        return None
     packed = b"".join(struct.pack("=HBBI", *instruction) for instruction in instructions)
     buffer = ctypes.create_string_buffer(packed, len(packed))
+    compiled = _SockFprog(len(instructions), ctypes.cast(buffer, ctypes.c_void_p))
+    compiled.buffer = buffer  # the instructions live as long as the structure
+    return compiled
 
-    class SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
-    fprog = SockFprog(len(instructions), ctypes.cast(buffer, ctypes.c_void_p))
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
-    for option, value, pointer in ((PR_SET_NO_NEW_PRIVS, 1, None),
-                                   (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog))):
-        if libc.prctl(option, value, pointer, 0, 0) != 0:
+# Built once, when the worker starts, with the C function resolved and typed: a child
+# only makes the two calls (building the filter there, and resolving prctl on first use,
+# cost ~1.7 ms per process and copied pages).
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+_PRCTL.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+_PRCTL.restype = ctypes.c_int
+_FILTER = compile_filter(os.uname().machine)
+
+
+def confine() -> None:
+    """Install the filter on this process (and every process it will make); raises
+    OSError, naming the call, when it cannot: the job must not run without it."""
+    if _FILTER is None:
+        raise OSError(errno.ENOSYS, f"confine: no system call numbers for {os.uname().machine}")
+    for option, value, argument in ((PR_SET_NO_NEW_PRIVS, 1, None),
+                                    (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(_FILTER))):
+        if _PRCTL(option, value, argument, 0, 0) != 0:
             code = ctypes.get_errno()
             raise OSError(code, f"confine: prctl({option}) failed: {os.strerror(code)}")
