@@ -48,7 +48,14 @@ HOST_COUNTER_PATHS = (
     "/sys/block", "/sys/bus", "/sys/class", "/sys/dev", "/sys/devices", "/sys/fs", "/sys/kernel",
     "/sys/module", "/sys/power",
 )
-MASKED_PATHS = DOCKER_MASKED_PATHS + HOST_COUNTER_PATHS
+# The worker's own accounting (it is PID 1 when the masks are made): its CPU time and
+# memory, which a program moves by the output it makes the worker read, and a later job
+# would read back (its CPU-time clock is refused by worker/confine.py).
+WORKER_ACCOUNTING_PATHS = tuple(
+    f"/proc/1/{folder}{name}" for folder in ("", "task/1/")
+    for name in ("stat", "status", "sched", "schedstat", "statm", "io", "oom_score")
+)
+MASKED_PATHS = DOCKER_MASKED_PATHS + HOST_COUNTER_PATHS + WORKER_ACCOUNTING_PATHS
 
 
 def container_options(config: SandboxConfig) -> dict:

@@ -14,6 +14,9 @@ can read it back.
                                          counter for the host (a unix socket's too)
     sysinfo                              the host's load, free memory and process count
                                          (what the masked /proc/loadavg and meminfo say)
+    clock_gettime, clock_getres,         another process's CPU-time clock: any process may
+      clock_nanosleep, timer_create      read the worker's, whose work a program sets (by
+      on another process's CPU clock     its output), so a later job could read it back
     setsid                               each new session takes the next number of
                                          the host's scheduler autogroups
 
@@ -52,10 +55,12 @@ def _arg(index: int) -> int:
 
 # Per architecture: its audit number, then the calls by name.
 _ARCHES = {
-    "x86_64": (0xC000003E, dict(socket=41, setsid=112, sysinfo=99, memfd_create=319, shmget=29, mmap=9, pidfd_open=434,
+    "x86_64": (0xC000003E, dict(socket=41, setsid=112, sysinfo=99, clock_gettime=228, clock_getres=229,
+                                clock_nanosleep=230, timer_create=222, memfd_create=319, shmget=29, mmap=9, pidfd_open=434,
                                 clone=56, getsockopt=55, setsockopt=54, io_uring_setup=425,
                                 io_uring_enter=426, io_uring_register=427)),
-    "aarch64": (0xC00000B7, dict(socket=198, setsid=157, sysinfo=179, memfd_create=279, shmget=194, mmap=222, pidfd_open=434,
+    "aarch64": (0xC00000B7, dict(socket=198, setsid=157, sysinfo=179, clock_gettime=113, clock_getres=114,
+                                 clock_nanosleep=115, timer_create=107, memfd_create=279, shmget=194, mmap=222, pidfd_open=434,
                                  clone=220, getsockopt=209, setsockopt=208, io_uring_setup=425,
                                  io_uring_enter=426, io_uring_register=427)),
 }
@@ -64,6 +69,9 @@ _AF_UNIX = 1
 _CLONE_PIDFD = 0x1000
 _SOL_SOCKET = 1
 _SOCKET_OPTIONS = (57, 71, 76, 77)  # SO_COOKIE, SO_NETNS_COOKIE, SO_PASSPIDFD, SO_PEERPIDFD
+# A negative clock id names a CPU-time clock (or a clock device) by PID: ~pid << 3 | kind.
+# From -8 to -1 it is the caller's own process or thread (PID 0); below, another one's.
+_OWN_CPU_CLOCKS, _NEGATIVE = 0xFFFFFFF8, 0x80000000
 _MAP_SHARED, _MAP_TYPE, _MAP_ANONYMOUS = 0x01, 0x03, 0x20  # MAP_SHARED_VALIDATE is 0x03
 
 
@@ -98,6 +106,10 @@ def program(machine: str) -> list[tuple]:
                  (_JEQ_K, 2, 0, _MAP_SHARED | _MAP_ANONYMOUS), (_JEQ_K, 1, 0, _MAP_TYPE | _MAP_ANONYMOUS),
                  _ret(_ALLOW), _refuse(errno.EPERM)],
     }
+    clock = [(_LD_W_ABS, 0, 0, _arg(0)), (_JGE_K, 2, 0, _OWN_CPU_CLOCKS), (_JGE_K, 0, 1, _NEGATIVE),
+             _refuse(errno.EINVAL), _ret(_ALLOW)]
+    for name in ("clock_gettime", "clock_getres", "clock_nanosleep", "timer_create"):
+        blocks[name] = clock
     count = len(_SOCKET_OPTIONS)  # level SOL_SOCKET and one of these: refused, else allowed
     sockopt = [(_LD_W_ABS, 0, 0, _arg(1)), (_JEQ_K, 0, count + 2, _SOL_SOCKET), (_LD_W_ABS, 0, 0, _arg(2))]
     sockopt += [(_JEQ_K, count - index - 1, 0, option) for index, option in enumerate(_SOCKET_OPTIONS[:-1])]

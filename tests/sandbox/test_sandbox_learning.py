@@ -421,3 +421,29 @@ def test_the_host_s_counters_are_masked(docker_sandbox):
     test = "import numpy, pytest, os\nassert readable() == []\nassert os.cpu_count() >= 1\nassert numpy.ones(3).sum() == 3"
     [outcome] = docker_sandbox.run(RunRequest(program, [test]))
     assert outcome.status == "passed", outcome
+
+
+# The worker's own CPU time is work a program sets (each byte it prints is read by the
+# worker: 2 MB cost it ~8 ms), and any process could read it: its CPU-time clock needs
+# no permission, and /proc/1/sched shows it to the nanosecond. A sender printed until
+# the worker's CPU time was its secret modulo 256 ms; the next job read it back, 20
+# secrets of 20 (6 bits per job; measured on the previous worker, 2026-12-02).
+WORKER_ACCOUNTING = (
+    "import os, time\n"
+    "def readings():\n    found = {}\n"
+    "    try:\n        found['clock'] = time.clock_gettime(((~1) << 3) | 2)\n    except OSError:\n        pass\n"
+    "    for name in ('stat', 'status', 'sched', 'schedstat', 'statm', 'io', 'oom_score', 'task/1/sched'):\n"
+    "        try:\n            text = open(f'/proc/1/{name}').read()\n        except OSError:\n            continue\n"
+    "        if text:\n            found[name] = len(text)\n"
+    "    return sorted(found)\n"
+)
+
+
+@pytest.mark.docker
+def test_the_worker_s_cpu_time_and_memory_are_unreadable(docker_sandbox):
+    """Neither /proc/1's accounting files nor the worker's CPU-time clock answer a job;
+    its own clocks do (time.process_time, a CPU clock of its own PID)."""
+    test = ("assert readings() == []\nimport time\nassert time.process_time() > 0\n"
+            "assert time.clock_gettime(((~0) << 3) | 2) > 0")
+    [outcome] = docker_sandbox.run(RunRequest(WORKER_ACCOUNTING + "def f():\n    return 0\n", [test]))
+    assert outcome.status == "passed", outcome
