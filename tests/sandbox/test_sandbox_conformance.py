@@ -239,7 +239,7 @@ NO_LEFTOVERS = (
     "            stat = open(f'/proc/{entry}/stat').read()\n"
     "        except OSError:\n"
     "            continue\n"
-    "        if int(stat.rsplit(')', 1)[1].split()[1]) == pid:\n"
+    "        if stat and int(stat.rsplit(')', 1)[1].split()[1]) == pid:\n"  # the worker's is masked: empty
     "            found.append(int(entry))\n"
     "    return found\n"
 )
