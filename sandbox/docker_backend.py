@@ -30,12 +30,37 @@ def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def container_options(config: SandboxConfig) -> dict:
-    """Keyword arguments for `containers.create`: the lockdown, in one place."""
-    from docker.types import LogConfig
+# Docker's own default list, kept: setting MaskedPaths replaces it (engine 20.10).
+DOCKER_MASKED_PATHS = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+                       "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware")
+# Counters of the whole host that a program can move and a later one read, in this
+# container or another (forks since boot in /proc/stat, pages and faults in vmstat,
+# idle time in uptime, free memory, disk reads, interrupts, open files and dentries in
+# /proc/sys/fs, and the same again per NUMA node and block device under /sys). No
+# program needs them; the worker reads only /proc/<pid>, /proc/sys/kernel/ns_last_pid,
+# /proc/net and /proc/sysvipc. Files become empty, folders empty and read-only (a
+# masked /proc/stat leaves os.cpu_count() to the CPU affinity: the same answer).
+HOST_COUNTER_PATHS = (
+    "/proc/stat", "/proc/vmstat", "/proc/loadavg", "/proc/meminfo", "/proc/uptime", "/proc/diskstats",
+    "/proc/interrupts", "/proc/softirqs", "/proc/zoneinfo", "/proc/buddyinfo", "/proc/pagetypeinfo",
+    "/proc/slabinfo", "/proc/schedstat", "/proc/pressure", "/proc/key-users", "/proc/locks", "/proc/cgroups",
+    "/proc/program_cpu", "/proc/sys/fs", "/proc/sys/kernel/random", "/proc/sys/kernel/pty",
+    "/sys/block", "/sys/bus", "/sys/class", "/sys/dev", "/sys/devices", "/sys/fs", "/sys/kernel",
+    "/sys/module", "/sys/power",
+)
+# The worker's own accounting (it is PID 1 when the masks are made): its CPU time and
+# memory, which a program moves by the output it makes the worker read, and a later job
+# would read back (its CPU-time clock is refused by worker/confine.py).
+WORKER_ACCOUNTING_PATHS = tuple(
+    f"/proc/1/{folder}{name}" for folder in ("", "task/1/")
+    for name in ("stat", "status", "sched", "schedstat", "statm", "io", "oom_score")
+)
+MASKED_PATHS = DOCKER_MASKED_PATHS + HOST_COUNTER_PATHS + WORKER_ACCOUNTING_PATHS
 
-    limits = config.limits
-    memory = f"{limits.memory_mb + MEMORY_HEADROOM_MB}m"
+
+def container_options(config: SandboxConfig) -> dict:
+    """Keyword arguments for the low-level `APIClient.create_container` (all but the
+    host config: `host_options`)."""
     return dict(
         image=resolve_image(config.image),
         detach=False,  # with stdin_open: attach stdin, and close it when we detach
@@ -43,6 +68,19 @@ def container_options(config: SandboxConfig) -> dict:
         tty=False,
         environment={},  # nothing from the host's environment enters
         use_config_proxy=False,  # nor proxy variables from ~/.docker/config.json
+        user="65534:65534",
+        labels={LABEL: "worker", OWNER_LABEL: _owner()},
+    )
+
+
+def host_options(config: SandboxConfig) -> dict:
+    """Keyword arguments for `APIClient.create_host_config`: the lockdown, in one place
+    (with MASKED_PATHS, which it takes no argument for: `create_container` adds them)."""
+    from docker.types import LogConfig
+
+    limits = config.limits
+    memory = f"{limits.memory_mb + MEMORY_HEADROOM_MB}m"
+    return dict(
         network_mode="none",
         mem_limit=memory,
         memswap_limit=memory,  # no swap beyond the memory cap
@@ -57,13 +95,21 @@ def container_options(config: SandboxConfig) -> dict:
                # high-water mark, CPU time used, pids and OOM events) add up every job's
                # and no job can reset them, so a later program could read an earlier one's.
                "/sys/fs/cgroup": "ro,size=4k,mode=0555"},
-        user="65534:65534",
         cap_drop=["ALL"],
         security_opt=["no-new-privileges"],
         log_config=LogConfig(type=LogConfig.types.NONE),
         auto_remove=True,  # a container whose worker exits (host gone) removes itself
-        labels={LABEL: "worker", OWNER_LABEL: _owner()},
     )
+
+
+def create_container(client, config: SandboxConfig):
+    """A created (not started) worker container. Through the low-level API: the
+    high-level `containers.create` has no argument for the masked paths, and the host
+    config the low-level one builds is a plain dict the engine reads them from."""
+    host_config = client.api.create_host_config(**host_options(config))
+    host_config["MaskedPaths"] = list(MASKED_PATHS)
+    created = client.api.create_container(host_config=host_config, **container_options(config))
+    return client.containers.prepare_model({"Id": created["Id"]})
 
 
 class _ContainerChannel(_Channel):
@@ -71,7 +117,7 @@ class _ContainerChannel(_Channel):
         super().__init__()
         import docker
 
-        self._container = client.containers.create(**container_options(config))
+        self._container = create_container(client, config)
         self._stderr = bytearray()
         try:
             # Attach before start so the greeting is not missed.

@@ -37,6 +37,7 @@ Modules, one per process role and concern (standard library only):
     procs       process and /proc helpers
     scratch     emptying the scratch folder
     traces      kernel counters no wipe resets: noticed after a job, the worker retires
+    confine     the seccomp filter of every job's process: no counter of the whole host moves
     assertions  the test's asserts, compiled so a failed one shows the value observed
     child       a blank child taking its job (P or T)
     program     P: runs the program, answers the test's requests

@@ -58,7 +58,10 @@ class _Worker:
         _clean_environment(self.scratch)
         os.makedirs(self.scratch, mode=0o700, exist_ok=True)
         self.settings = settings(0)  # the zygote and the blank children inherit them
-        self.zygote = Zygote(self.scratch)
+        # In a container every blank child installs confine.py's filter (on a host the
+        # process backend isolates nothing anyway, and the counters it guards are
+        # moved by everything else that runs there).
+        self.zygote = Zygote(self.scratch, confined=self.is_init)
         self.zygote.ask(2)  # the first job's two processes
         self.traces = None  # the container's counters (on a host they are the machine's)
         if self.is_init:

@@ -8,7 +8,9 @@ test's input, or a count of earlier gradings, could cross from one job to the ne
     the PID counter             forks and threads advance it; a later process reads its own PID
     the tmpfs inode counters    each file made in /tmp or /dev/shm takes the next inode number
     the SysV IPC id counters    each object made advances the sequence in the next id
-    loopback packet counters    /proc/net/dev, netlink: every packet on `lo` is counted
+    network statistics          the namespace's own counters (/proc/net/dev, snmp, snmp6,
+                                netstat, dev_snmp6/*): a packet on `lo`, and errors that send
+                                none (a datagram to an address with no route: OutNoRoutes)
     sockets left in the kernel  TCP TIME_WAIT and other states outlive their process
 
 `Traces` takes a baseline when the worker starts and, after each job's clean-up, says
@@ -27,6 +29,15 @@ from .procs import read_proc
 _IPC_PRIVATE = 0
 _IPC_RMID = 0
 _PING_TABLES = ("icmp", "icmp6")
+# Every statistics file of the container's network namespace, compared whole: a
+# program moves some counter of theirs with no socket left and no packet sent (each
+# datagram sent to an address with no route adds one to `Ip: OutNoRoutes`), and any
+# counter it can move carries a number to the next job. Not here: the namespace's
+# socket tables (checked by kernel_sockets: they list the worker's own sockets too) and
+# files that count for the whole host (softnet_stat, stat/rt_cache, protocols' memory),
+# which move whatever the container does.
+_NET_STATISTICS = ("/proc/net/dev", "/proc/net/snmp", "/proc/net/snmp6", "/proc/net/netstat")
+_NET_DEVICE_STATISTICS = "/proc/net/dev_snmp6"  # one file per interface
 
 
 def _read(path: str) -> str:
@@ -38,9 +49,50 @@ def last_pid() -> int:
     return int(_read("/proc/sys/kernel/ns_last_pid") or -1)
 
 
-def packet_counters() -> tuple:
-    """Every interface's byte and packet counters (only `lo` under --network none)."""
-    return tuple(line.split() for line in _read("/proc/net/dev").splitlines()[2:])
+def net_statistics_files() -> tuple[str, ...]:
+    """The network namespace's statistics files (the interfaces are the container's
+    from its start: under --network none, only `lo`)."""
+    try:
+        devices = sorted(os.listdir(_NET_DEVICE_STATISTICS))
+    except OSError:
+        devices = []
+    return _NET_STATISTICS + tuple(f"{_NET_DEVICE_STATISTICS}/{name}" for name in devices)
+
+
+def net_statistics(files: tuple[str, ...]) -> tuple[bytes, ...]:
+    """Each file's bytes, to compare whole (cheaper than parsing, and no counter missed)."""
+    return tuple(read_proc(path) for path in files)
+
+
+def _named_counters(data: bytes) -> dict[str, str]:
+    """The counters of a statistics file by name, in any of its layouts: a line of names
+    over a line of values with the same prefix (snmp, netstat), `name value` lines
+    (snmp6), or an interface and its numbers (dev)."""
+    lines = [line.split() for line in data.decode("ascii", errors="replace").splitlines()]
+    named: dict[str, str] = {}
+    index = 0
+    while index < len(lines):
+        words = lines[index]
+        following = lines[index + 1] if index + 1 < len(lines) else []
+        if words and following[:1] == words[:1] and len(following) == len(words):
+            named.update((f"{words[0]} {name}", value) for name, value in zip(words[1:], following[1:]))
+            index += 2
+            continue
+        if words:
+            named[words[0]] = " ".join(words[1:])
+        index += 1
+    return named
+
+
+def first_difference(files: tuple[str, ...], old: tuple[bytes, ...], new: tuple[bytes, ...]) -> str:
+    """Which file and counter differ first between two snapshots (for the retirement's
+    reason: names only, never the values a program chose)."""
+    for path, before, after in zip(files, old, new):
+        if before != after:
+            counters_before, counters_after = _named_counters(before), _named_counters(after)
+            moved = [name for name in counters_after if counters_before.get(name) != counters_after[name]]
+            return f"{path}: {moved[0] if moved else 'its layout'}"
+    return ""
 
 
 def kernel_sockets() -> list[str]:
@@ -114,7 +166,8 @@ class Traces:
             self.sysv_step = None  # no SysV IPC here: nothing to count
         self.scratch_inode = os.stat(scratch).st_ino
         self.shm_inode = inode_probe("/dev/shm") if os.path.isdir("/dev/shm") else None
-        self.packets = packet_counters()
+        self.net_files = net_statistics_files()
+        self.net = net_statistics(self.net_files)  # W itself does no networking
         self.pid, self.forks = last_pid(), forks
 
     def moved(self, scratch: str, forks: int) -> str:
@@ -139,10 +192,10 @@ class Traces:
             if not problem and any(new - old != step for old, new, step in zip(self.sysv, sysv, self.sysv_step)):
                 problem = "SysV IPC objects were made"
             self.sysv = sysv
-        packets = packet_counters()
-        if not problem and packets != self.packets:
-            problem = "packets were sent on the loopback interface"
-        self.packets = packets
+        net = net_statistics(self.net_files)
+        if not problem and net != self.net:
+            problem = f"network counters moved ({first_difference(self.net_files, self.net, net)})"
+        self.net = net
         if not problem and (left := kernel_sockets()):
             problem = f"sockets outlived the job's processes ({left[0]})"
         return problem

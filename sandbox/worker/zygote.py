@@ -16,6 +16,7 @@ import time
 import types
 
 from .child import enter_child, flush_stdio
+from .confine import confine
 from .judge import judge_main
 from .procs import PR_SET_PDEATHSIG, open_fds, prctl, proc_stat
 from .program import program_main
@@ -78,7 +79,8 @@ def _forget_worker_modules(names: tuple[str, ...], modules_at_fork: int) -> list
     return kept
 
 
-def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, own: tuple[tuple[str, ...], int]) -> None:
+def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, own: tuple[tuple[str, ...], int],
+                 confined: bool) -> None:
     """A forked child that waits for its job, then becomes P or T; never returns.
 
     Its parent, the zygote, has never held a job: the child's memory holds no
@@ -86,6 +88,8 @@ def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, own: tuple[tup
     child waits, off the job's critical path.
     """
     os.setsid()
+    if confined:  # before any job's code, while the child waits (raises: the child dies)
+        confine()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -124,7 +128,7 @@ def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, own: tuple[tup
     judge_main(payload)
 
 
-def _zygote_main(control: socket.socket, scratch: str) -> None:
+def _zygote_main(control: socket.socket, scratch: str, confined: bool) -> None:
     """Fork blank children on request; report each child's end. Holds no job, ever.
 
     Messages on `control` (SOCK_SEQPACKET): in, {"op": "fork"}; out,
@@ -177,7 +181,7 @@ def _zygote_main(control: socket.socket, scratch: str) -> None:
                 os.close(wake_w)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                _blank_child(mine, scratch, stdio, own)
+                _blank_child(mine, scratch, stdio, own, confined)
             finally:
                 os._exit(70)
         mine.close()
@@ -192,7 +196,7 @@ class ZygoteGone(RuntimeError):
 class Zygote:
     """The worker's handle on the zygote and the blank children it keeps ready."""
 
-    def __init__(self, scratch: str) -> None:
+    def __init__(self, scratch: str, confined: bool = False) -> None:
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.pid = os.fork()
         if self.pid == 0:
@@ -209,7 +213,7 @@ class Zygote:
                             os.close(fd)
                         except OSError:
                             pass
-                _zygote_main(child_end, scratch)
+                _zygote_main(child_end, scratch, confined)
             finally:
                 os._exit(0)
         child_end.close()

@@ -7,6 +7,7 @@ another program. Both backends, where the channel exists on them.
 """
 from __future__ import annotations
 
+import ast
 import secrets
 
 import pytest
@@ -99,6 +100,11 @@ CHANNELS = {
         "def store(n):\n    for k in range(n):\n        libc.shmget(0x5EED00 + k, 16, 0o1600)\n"
         "def load():\n    n = 0\n    while libc.shmget(0x5EED00 + n, 0, 0) >= 0:\n        n += 1\n    return n\n",
         ("docker",)),
+    "SysV semaphore sets": (
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "def store(n):\n    for k in range(n):\n        libc.semget(0x5EED00 + k, 1, 0o1600)\n"
+        "def load():\n    n = 0\n    while libc.semget(0x5EED00 + n, 0, 0) >= 0:\n        n += 1\n    return n\n",
+        ("docker",)),
     "a SysV message queue": (
         "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
         "def store(n):\n    for k in range(n):\n        libc.msgget(0x5EED00 + k, 0o1600)\n"
@@ -106,7 +112,7 @@ CHANNELS = {
         ("docker",)),
     "an abstract unix socket held by a daemon": (
         f"import socket, time\nTOKEN = {secrets.token_hex(4)!r}\n"
-        "def store(n):\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
+        "def store(n):\n    if os.fork() == 0:\n        os.setpgid(0, 0)\n        if os.fork() == 0:\n"
         "            s = socket.socket(socket.AF_UNIX)\n            s.bind(f'\\0memory-{TOKEN}-{n}')\n"
         "            time.sleep(60)\n        os._exit(0)\n    os.wait()\n    time.sleep(0.2)\n"
         "def load():\n    for row in open('/proc/net/unix').read().split('\\n'):\n"
@@ -137,6 +143,11 @@ CHANNELS = {
         "def load():\n    u = usage()\n    return 0 if u is None else int(u > 150 * 1024 * 1024)\n",
         ("docker",)),
 }
+# Channels a job's process cannot even open in a container (confine.py refuses SysV
+# shared memory and every socket family but AF_UNIX): no control within a job, but the
+# tests still check that nothing crosses. The cgroup's counters are masked.
+NOT_WITHIN_A_JOB = {"the cgroup's memory high-water mark", "SysV shared memory segments",
+                    "TCP connections in TIME_WAIT", "loopback packet counters"}
 CHANNEL_CASES = [pytest.param(name, backend, id=f"{backend}-{name}", marks=[pytest.mark.docker] if backend == "docker" else [])
                  for name, (_, backends) in CHANNELS.items() for backend in backends]
 LEARNER = (
@@ -150,10 +161,12 @@ LEARNER = (
 @pytest.mark.parametrize("name, backend", CHANNEL_CASES)
 def test_a_program_graded_again_and_again_learns_nothing(name, backend, sandbox_opener):
     code, _ = CHANNELS[name]
+    if name in NOT_WITHIN_A_JOB:  # a refused call fails the store, not the grading
+        code += "_store = store\ndef store(n):\n    try:\n        _store(n)\n    except OSError:\n        pass\n"
     program = "import os\n" + code + LEARNER
     sandbox = sandbox_opener(backend, workers=1)
     try:
-        if name != "the cgroup's memory high-water mark":  # where the channel works, it works within a job
+        if name not in NOT_WITHIN_A_JOB:  # where the channel works, it works within a job
             assert run_one(sandbox, program, "store(3)\nassert load() >= 1").status == "passed"
         for grading in range(4):
             outcome = run_one(sandbox, program, "assert learner(7) is True")
@@ -227,9 +240,19 @@ COUNTERS = {
     "/dev/shm's inode counter": (
         "def bump(n):\n    for k in range(n):\n        open(f'/dev/shm/f{k}', 'w').close()\n        os.unlink(f'/dev/shm/f{k}')\n",
         "def read():\n    open('/dev/shm/probe', 'w').close()\n    return os.stat('/dev/shm/probe').st_ino\n"),
-    "the SysV id counter": (
-        "def bump(n):\n    for _ in range(n):\n        libc.shmctl(libc.shmget(0, 16, 0o600), 0, None)\n",
-        "def read():\n    ident = libc.shmget(0, 16, 0o600)\n    libc.shmctl(ident, 0, None)\n    return ident\n"),
+    "the SysV id counter": (  # message queues: shared memory segments are refused (confine.py)
+        "def bump(n):\n    for _ in range(n):\n        libc.msgctl(libc.msgget(0, 0o600), 0, None)\n",
+        "def read():\n    ident = libc.msgget(0, 0o600)\n    libc.msgctl(ident, 0, None)\n    return ident\n"),
+    # A datagram to an address with no route sends nothing (so no packet counter moves)
+    # but adds one to the namespace's `Ip: OutNoRoutes`; in a container the socket
+    # itself is refused now, and W retires on any move of the namespace's statistics.
+    "the IP counters of the network namespace (OutNoRoutes)": (
+        "import socket\n"
+        "def bump(n):\n    try:\n        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n    except OSError:\n"
+        "        return\n    for _ in range(n):\n        try:\n            s.sendto(b'x', ('10.1.2.3', 9))\n"
+        "        except OSError:\n            pass\n",
+        "def read():\n    lines = open('/proc/net/snmp').read().split('\\n')\n"
+        "    names, values = lines[0].split(), lines[1].split()\n    return int(values[names.index('OutNoRoutes')])\n"),
 }
 
 
@@ -251,3 +274,176 @@ def test_a_counter_moved_by_one_job_tells_the_next_nothing(name, sandbox_opener)
         assert abs(seen[40] - seen[3]) <= 2, seen
     finally:
         sandbox.close()
+
+
+# Counters the whole host keeps, which no check of the worker's can see (every container
+# and the host itself move them): a program must not be able to move them and a later
+# job read the move back, in this container or another. `bump(n)` moves one by n,
+# `read()` is its value now (None when the program cannot read it). A fresh container
+# starts between the two jobs whenever the first one moved the PID counter, so what is
+# compared is the move from the sender's reading before its bump to the receiver's, for
+# a small and a large bump: the same but for the host's own noise (other containers'
+# jobs) when the channel is closed, about 997 apart when it is open.
+HOST_PRELUDE = (
+    "import ctypes, os, threading\n"
+    "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"  # per-CPU counters: one CPU
+    "def forks(n, then=lambda: None):\n    for _ in range(n):\n        pid = os.fork()\n"
+    "        if pid == 0:\n            try:\n                then()\n            finally:\n                os._exit(0)\n"
+    "        os.waitpid(pid, 0)\n"
+)
+HOST_COUNTERS = {
+    "the host's fork count (/proc/stat processes)": (
+        "def bump(n):\n    forks(n)\n",
+        "def read():\n    for line in open('/proc/stat').read().split('\\n'):\n"
+        "        if line.startswith('processes '):\n            return int(line.split()[1])\n    return None\n"),
+    "a pidfd's inode number (every process and thread the host made)": (
+        "def bump(n):\n    for _ in range(n):\n        t = threading.Thread(target=int)\n        t.start()\n        t.join()\n",
+        "def read():\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n    try:\n"
+        "        fd = os.pidfd_open(pid)\n    except OSError:\n        return None\n    finally:\n"
+        "        os.waitpid(pid, 0)\n    ino = os.fstat(fd).st_ino\n    os.close(fd)\n    return ino\n"),
+    "a memfd's inode number (the kernel's internal tmpfs, one for the host)": (
+        "def bump(n):\n    for _ in range(n):\n        try:\n            os.close(os.memfd_create('x'))\n"
+        "        except OSError:\n            return\n",
+        "def read():\n    try:\n        fd = os.memfd_create('x')\n    except OSError:\n        return None\n"
+        "    ino = os.fstat(fd).st_ino\n    os.close(fd)\n    return ino\n"),
+    "a socket's cookie (one counter for the host)": (
+        "import socket, struct\n"
+        "def cookie():\n    s = socket.socket(socket.AF_UNIX)\n"
+        "    return struct.unpack('Q', s.getsockopt(socket.SOL_SOCKET, 57, 8))[0]\n"
+        "def bump(n):\n    for _ in range(n):\n        try:\n            cookie()\n        except OSError:\n            return\n",
+        "def read():\n    try:\n        return cookie()\n    except OSError:\n        return None\n"),
+    "the host's session count (the scheduler's autogroup numbers)": (
+        "def bump(n):\n    forks(n, os.setsid)\n",
+        "def read():\n    return int(open('/proc/self/autogroup').read().split()[0].rsplit('-', 1)[1])\n"),
+}
+
+
+def _got(outcome: TestOutcome):
+    """The value a failed `assert x == ...` observed (its detail's `# got ...`)."""
+    assert outcome.status == "failed" and "# got " in outcome.detail, outcome
+    return ast.literal_eval(outcome.detail.rsplit("# got ", 1)[1])
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(HOST_COUNTERS))
+def test_a_host_wide_counter_carries_nothing_to_a_later_job(name, sandbox_opener):
+    bump, read = HOST_COUNTERS[name]
+    program = HOST_PRELUDE + bump + read
+    sandbox = sandbox_opener("docker", workers=1)
+    try:
+        moves = {}
+        for amount in (3, 1000):
+            [sent] = sandbox.run(RunRequest(program, [f"before = read()\nbump({amount})\nassert before == -2"],
+                                            timeout_s=20))
+            [received] = sandbox.run(RunRequest(program, ["assert read() == -2"], timeout_s=20))
+            before, after = _got(sent), _got(received)
+            moves[amount] = None if None in (before, after) else after - before
+        if None not in moves.values():  # readable: the bump must not show through the noise
+            assert abs(moves[1000] - moves[3]) < 500, moves
+    finally:
+        sandbox.close()
+
+
+# What a job's process may not do in a container (confine.py), in the program's
+# process and in the test's: each line is a call and the errno it must fail with.
+REFUSED_CALLS = (
+    "import ctypes, errno, mmap, os, socket\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "def attempt(call):\n    try:\n        call()\n    except OSError as exc:\n        return exc.errno\n    return 0\n"
+    "def syscall(*args):\n    if libc.syscall(*args) == -1:\n        raise OSError(ctypes.get_errno(), 'refused')\n"
+    "def setsid_in_a_fork():\n    pid = os.fork()\n    if pid == 0:\n"
+    "        os._exit(attempt(os.setsid))\n    status = os.waitpid(pid, 0)[1] >> 8\n"
+    "    if status:\n        raise OSError(status, 'refused')\n"
+    "def clone_pidfd():\n    fd = ctypes.c_int(-1)\n"
+    "    pid = libc.syscall(56, 0x1000 | 17, 0, ctypes.byref(fd), 0, 0)\n"  # x86_64 clone(CLONE_PIDFD|SIGCHLD)
+    "    if pid == 0:\n        os._exit(0)\n    if pid < 0:\n        raise OSError(ctypes.get_errno(), 'refused')\n"
+    "    os.waitpid(pid, 0)\n"
+    "def peer_pidfd():\n    a, b = socket.socketpair()\n    a.getsockopt(socket.SOL_SOCKET, 77)\n"
+    "def refused():\n    calls = {\n"
+    "        'inet socket': (lambda: socket.socket(), errno.EAFNOSUPPORT),\n"
+    "        'inet6 socket': (lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM), errno.EAFNOSUPPORT),\n"
+    "        'netlink socket': (lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW), errno.EAFNOSUPPORT),\n"
+    "        'io_uring_setup': (lambda: syscall(425, 4, ctypes.create_string_buffer(120)), errno.ENOSYS),\n"
+    "        'memfd_create': (lambda: os.memfd_create('x'), errno.EPERM),\n"
+    "        'shmget': (lambda: syscall(29, 0, 16, 0o600), errno.EPERM),\n"
+    "        'shared anonymous mmap': (lambda: mmap.mmap(-1, 4096), errno.EPERM),\n"
+    "        'pidfd_open': (lambda: os.pidfd_open(os.getpid()), errno.ENOSYS),\n"
+    "        'clone(CLONE_PIDFD)': (clone_pidfd, errno.EPERM),\n"
+    "        'SO_PEERPIDFD': (peer_pidfd, errno.ENOPROTOOPT),\n"
+    "        'SO_COOKIE': (lambda: socket.socket(socket.AF_UNIX).getsockopt(socket.SOL_SOCKET, 57, 8),\n"
+    "                      errno.ENOPROTOOPT),\n"
+    "        'sysinfo': (lambda: syscall(99, ctypes.create_string_buffer(256)), errno.ENOSYS),\n"
+    "        'setsid': (setsid_in_a_fork, errno.EPERM),\n"
+    "    }\n"
+    "    return {name: attempt(call) for name, (call, expected) in calls.items() if attempt(call) != expected}\n"
+    "def still_works():\n    import numpy, subprocess, threading\n"
+    "    a, b = socket.socketpair()\n    a.send(b'x')\n    t = threading.Thread(target=int)\n    t.start()\n    t.join()\n"
+    "    subprocess.run(['true'], check=True)\n    mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE)\n"
+    "    return b.recv(1) == b'x' and float(numpy.linalg.inv(numpy.eye(3) + 1).sum()) == 0.75\n"
+)
+
+
+@pytest.mark.docker
+def test_a_job_s_processes_cannot_move_what_the_whole_host_counts(docker_sandbox):
+    """Inet and netlink sockets, io_uring, memfds, SysV shared memory and shared anonymous
+    memory, pidfds, socket cookies, sysinfo and new sessions are refused to the program's process and the test's
+    (x86_64 numbers); what programs use (unix sockets, threads, subprocesses, numpy) works."""
+    import platform
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the raw system call numbers here are x86_64's")
+    program = REFUSED_CALLS + "def probe():\n    return refused()\n"
+    [outcome] = docker_sandbox.run(RunRequest(program, ["assert probe() == {}\nassert still_works()"]))
+    assert outcome.status == "passed", outcome
+    [outcome] = docker_sandbox.run(RunRequest("def f():\n    return 0\n",
+                                              [REFUSED_CALLS + "assert refused() == {}\nassert still_works()"]))
+    assert outcome.status == "passed", outcome
+
+
+HOST_FILES = ("/proc/stat", "/proc/vmstat", "/proc/loadavg", "/proc/meminfo", "/proc/uptime", "/proc/diskstats",
+              "/proc/interrupts", "/proc/softirqs", "/proc/pressure", "/proc/sys/fs", "/proc/sys/kernel/random",
+              "/sys/devices", "/sys/block", "/sys/kernel",
+              "/proc/kcore", "/proc/keys", "/proc/timer_list", "/sys/firmware")  # the last: Docker's own
+
+
+@pytest.mark.docker
+def test_the_host_s_counters_are_masked(docker_sandbox):
+    """Files and folders of host-wide counters are empty in a container (Docker's own
+    masked paths too); numpy, pytest and os.cpu_count() work without them."""
+    program = (
+        "import os\n"
+        f"PATHS = {HOST_FILES!r}\n"
+        "def readable():\n    found = []\n    for path in PATHS:\n        try:\n"
+        "            if (os.listdir(path) if os.path.isdir(path) else open(path, 'rb').read(1)):\n"
+        "                found.append(path)\n        except OSError:\n            pass\n    return found\n"
+    )
+    test = "import numpy, pytest, os\nassert readable() == []\nassert os.cpu_count() >= 1\nassert numpy.ones(3).sum() == 3"
+    [outcome] = docker_sandbox.run(RunRequest(program, [test]))
+    assert outcome.status == "passed", outcome
+
+
+# The worker's own CPU time is work a program sets (each byte it prints is read by the
+# worker: 2 MB cost it ~8 ms), and any process could read it: its CPU-time clock needs
+# no permission, and /proc/1/sched shows it to the nanosecond. A sender printed until
+# the worker's CPU time was its secret modulo 256 ms; the next job read it back, 20
+# secrets of 20 (6 bits per job; measured on the previous worker, 2026-12-02).
+WORKER_ACCOUNTING = (
+    "import os, time\n"
+    "def readings():\n    found = {}\n"
+    "    try:\n        found['clock'] = time.clock_gettime(((~1) << 3) | 2)\n    except OSError:\n        pass\n"
+    "    for name in ('stat', 'status', 'sched', 'schedstat', 'statm', 'io', 'oom_score', 'task/1/sched'):\n"
+    "        try:\n            text = open(f'/proc/1/{name}').read()\n        except OSError:\n            continue\n"
+    "        if text:\n            found[name] = len(text)\n"
+    "    return sorted(found)\n"
+)
+
+
+@pytest.mark.docker
+def test_the_worker_s_cpu_time_and_memory_are_unreadable(docker_sandbox):
+    """Neither /proc/1's accounting files nor the worker's CPU-time clock answer a job;
+    its own clocks do (time.process_time, a CPU clock of its own PID)."""
+    test = ("assert readings() == []\nimport time\nassert time.process_time() > 0\n"
+            "assert time.clock_gettime(((~0) << 3) | 2) > 0")
+    [outcome] = docker_sandbox.run(RunRequest(WORKER_ACCOUNTING + "def f():\n    return 0\n", [test]))
+    assert outcome.status == "passed", outcome
