@@ -48,6 +48,10 @@ _ZONEINFO = ("/usr/share/zoneinfo", "/usr/lib/zoneinfo", "/usr/share/lib/zoneinf
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _SYSCALL = _LIBC.syscall
 _SYSCALL.restype = ctypes.c_long
+# A second handle on syscall(), typed for restrict_self alone: a child calls it with
+# plain ints, no argument objects made per call (~0.1 ms less of a child's first call).
+_RESTRICT = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_long, ctypes.c_int, ctypes.c_uint, use_errno=True)(
+    ("syscall", _LIBC))
 
 
 def _call(number: int, *args: int | ctypes.c_char_p | None) -> int:
@@ -145,4 +149,6 @@ def build_ruleset() -> int:
 def restrict(ruleset: int) -> None:
     """Put this process (and every process it will make) under the ruleset; needs
     no_new_privs (confine.py sets it). Raises OSError: the job must not run without it."""
-    _call(_RESTRICT_SELF, ruleset, 0)
+    if _RESTRICT(_RESTRICT_SELF, ruleset, 0) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"landlock: restrict_self({ruleset}) failed: {os.strerror(code)}")
