@@ -102,6 +102,62 @@ def host_options(config: SandboxConfig) -> dict:
     )
 
 
+# The warm-up's report per image id: once per harness process and image (its pages stay
+# in the host's page cache, charged to the warm-up container's cgroup, after it exits).
+_WARMED: dict[str, dict] = {}
+_WARM_LOCK = threading.Lock()
+WARM_TIMEOUT_S = 300
+
+
+def warm_page_cache(client, config: SandboxConfig) -> dict:
+    """Read every file a job may read into the host's page cache, from a one-shot
+    container of the image (worker/warm.py), before the pool runs a job; its report
+    (files, bytes, seconds, the kernel's Landlock ABI). Raises SandboxUnavailable when
+    the warm-up fails or the kernel cannot confine jobs with Landlock: without it a job
+    could read and evict any file of the image, and the page cache would carry ~1 kbit
+    per job to later ones (README, threat model)."""
+    import json
+
+    import docker
+
+    image = resolve_image(config.image)
+    image_id = client.images.get(image).id
+    with _WARM_LOCK:
+        if image_id in _WARMED:
+            return _WARMED[image_id]
+        options = host_options(config)
+        # Its own cgroup with no memory cap: what it reads must stay, and no job's
+        # memory pressure can reclaim it (a job's reclaim scans its container's pages).
+        for key in ("mem_limit", "memswap_limit", "pids_limit", "nano_cpus", "log_config", "auto_remove"):
+            options.pop(key, None)
+        host_config = client.api.create_host_config(**options)
+        created = client.api.create_container(
+            host_config=host_config, image=image, user="65534:65534", environment={}, use_config_proxy=False,
+            command=["python3", "-I", "-B", "/opt/sandbox/worker", "--warm"],
+            labels={LABEL: "warm-up", OWNER_LABEL: _owner()})
+        container = client.containers.prepare_model({"Id": created["Id"]})
+        try:
+            container.start()
+            status = container.wait(timeout=WARM_TIMEOUT_S).get("StatusCode")
+            output = container.logs(stdout=True, stderr=True).decode(errors="replace")
+        except (docker.errors.DockerException, OSError) as exc:  # OSError: requests' timeout
+            raise SandboxUnavailable(f"the page-cache warm-up container of {image} failed: {exc}") from exc
+        finally:
+            try:
+                container.remove(force=True)
+            except docker.errors.DockerException:
+                pass
+        report = next((json.loads(line) for line in output.splitlines() if line.startswith('{"warmed"')), None)
+        if status != 0 or report is None:
+            raise SandboxUnavailable(f"the page-cache warm-up in {image} exited {status}: {output.strip()[-300:]}")
+        if report["landlock_problem"]:
+            raise SandboxUnavailable(
+                f"jobs cannot be confined to the files the warm-up reads ({report['landlock_problem']}; "
+                f"Landlock ABI {report['landlock_abi']}): Linux 5.13+ with Landlock enabled is needed")
+        _WARMED[image_id] = report
+        return report
+
+
 def create_container(client, config: SandboxConfig):
     """A created (not started) worker container. Through the low-level API: the
     high-level `containers.create` has no argument for the masked paths, and the host
@@ -223,12 +279,16 @@ class DockerSandbox:
         client = self._client  # the pool must not keep `self` alive
         try:
             remove_stale_containers(client)
+            warmed = warm_page_cache(client, config)
             self._pool = WorkerPool(
                 lambda: _ContainerChannel(client, config),
                 size=config.workers,
                 limits=config.limits,
                 jobs_per_worker=config.jobs_per_container,
             )
+        except SandboxUnavailable:
+            client.close()
+            raise
         except docker.errors.DockerException as exc:
             client.close()
             raise SandboxUnavailable(f"the Docker engine failed while starting the sandbox pool: {exc}") from exc
@@ -237,11 +297,15 @@ class DockerSandbox:
         self._finalizer = weakref.finalize(self, DockerSandbox._shutdown, self._pool, client)
         image = resolve_image(config.image)
         self._identity = {"backend": self.name, "image": image,
-                          "image_digest": client.images.get(image).id, "recipe": recipe_digest()}
+                          "image_digest": client.images.get(image).id, "recipe": recipe_digest(),
+                          "landlock_abi": warmed["landlock_abi"],
+                          "page_cache_warmed": {key: warmed[key] for key in ("files", "bytes", "seconds")}}
 
     def describe(self) -> dict:
-        """What ran the tests: the image (its name and Docker's content digest) and the
-        digest of the files it was built from (what run.json records)."""
+        """What ran the tests: the image (its name and Docker's content digest), the
+        digest of the files it was built from, the Landlock ABI that confines each job to
+        the files read into the page cache before the pool started, and what that
+        warm-up read (files, bytes, seconds of reading) (what run.json records)."""
         return dict(self._identity)
 
     @property

@@ -26,6 +26,9 @@ def _load_package() -> None:
 
 if __name__ == "__main__":
     _load_package()
-    from sandbox_worker.supervisor import main
+    if sys.argv[1:] == ["--warm"]:  # the one-shot warm-up container (warm.py)
+        from sandbox_worker.warm import main
+    else:
+        from sandbox_worker.supervisor import main
 
     sys.exit(main())

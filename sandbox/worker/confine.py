@@ -19,6 +19,10 @@ can read it back.
       on another process's CPU clock     its output), so a later job could read it back
     setsid                               each new session takes the next number of
                                          the host's scheduler autogroups
+    fadvise64 (posix_fadvise),           evict (DONTNEED) or load pages of a file: the
+      madvise(MADV_COLD, MADV_PAGEOUT),  page cache is the host's, and a later job times
+      process_madvise, cachestat         reads to see which pages are in it (landlock.py
+                                         keeps every page a job can read resident)
 
 Docker's own profile stays under it (filters stack; the stricter answer wins). Each
 blank child installs it right after it makes its own session, while it waits for a job
@@ -58,11 +62,13 @@ _ARCHES = {
     "x86_64": (0xC000003E, dict(socket=41, setsid=112, sysinfo=99, clock_gettime=228, clock_getres=229,
                                 clock_nanosleep=230, timer_create=222, memfd_create=319, shmget=29, mmap=9, pidfd_open=434,
                                 clone=56, getsockopt=55, setsockopt=54, io_uring_setup=425,
-                                io_uring_enter=426, io_uring_register=427)),
+                                io_uring_enter=426, io_uring_register=427, fadvise64=221, madvise=28,
+                                process_madvise=440, cachestat=451)),
     "aarch64": (0xC00000B7, dict(socket=198, setsid=157, sysinfo=179, clock_gettime=113, clock_getres=114,
                                  clock_nanosleep=115, timer_create=107, memfd_create=279, shmget=194, mmap=222, pidfd_open=434,
                                  clone=220, getsockopt=209, setsockopt=208, io_uring_setup=425,
-                                 io_uring_enter=426, io_uring_register=427)),
+                                 io_uring_enter=426, io_uring_register=427, fadvise64=223, madvise=233,
+                                 process_madvise=440, cachestat=451)),
 }
 _X32_BIT = 0x40000000  # x86_64's x32 numbering: another table of calls, refused whole
 _AF_UNIX = 1
@@ -73,6 +79,7 @@ _SOCKET_OPTIONS = (57, 71, 76, 77)  # SO_COOKIE, SO_NETNS_COOKIE, SO_PASSPIDFD, 
 # From -8 to -1 it is the caller's own process or thread (PID 0); below, another one's.
 _OWN_CPU_CLOCKS, _NEGATIVE = 0xFFFFFFF8, 0x80000000
 _MAP_SHARED, _MAP_TYPE, _MAP_ANONYMOUS = 0x01, 0x03, 0x20  # MAP_SHARED_VALIDATE is 0x03
+_MADV_COLD, _MADV_PAGEOUT = 20, 21  # move a mapping's pages to be reclaimed first / now
 
 
 def _ret(value: int) -> tuple:
@@ -93,7 +100,8 @@ def program(machine: str) -> list[tuple]:
     refused = [("io_uring_setup", errno.ENOSYS), ("io_uring_enter", errno.ENOSYS),
                ("io_uring_register", errno.ENOSYS), ("pidfd_open", errno.ENOSYS),
                ("memfd_create", errno.EPERM), ("shmget", errno.EPERM), ("setsid", errno.EPERM),
-               ("sysinfo", errno.ENOSYS)]
+               ("sysinfo", errno.ENOSYS), ("fadvise64", errno.EPERM), ("process_madvise", errno.EPERM),
+               ("cachestat", errno.ENOSYS)]
     for name, code in refused:
         head += [(_JEQ_K, 0, 1, nr[name]), _refuse(code)]
     # Calls whose arguments decide: each block ends in a return, so A need not be reloaded.
@@ -105,6 +113,8 @@ def program(machine: str) -> list[tuple]:
         "mmap": [(_LD_W_ABS, 0, 0, _arg(3)), (_AND_K, 0, 0, _MAP_TYPE | _MAP_ANONYMOUS),
                  (_JEQ_K, 2, 0, _MAP_SHARED | _MAP_ANONYMOUS), (_JEQ_K, 1, 0, _MAP_TYPE | _MAP_ANONYMOUS),
                  _ret(_ALLOW), _refuse(errno.EPERM)],
+        "madvise": [(_LD_W_ABS, 0, 0, _arg(2)), (_JEQ_K, 1, 0, _MADV_COLD), (_JEQ_K, 0, 1, _MADV_PAGEOUT),
+                    _refuse(errno.EPERM), _ret(_ALLOW)],
     }
     clock = [(_LD_W_ABS, 0, 0, _arg(0)), (_JGE_K, 2, 0, _OWN_CPU_CLOCKS), (_JGE_K, 0, 1, _NEGATIVE),
              _refuse(errno.EINVAL), _ret(_ALLOW)]

@@ -18,6 +18,7 @@ import types
 from .child import enter_child, flush_stdio
 from .confine import confine
 from .judge import judge_main
+from .landlock import build_ruleset, restrict
 from .procs import PR_SET_PDEATHSIG, open_fds, prctl, proc_stat
 from .program import program_main
 from .stdio import stdio_main
@@ -80,7 +81,7 @@ def _forget_worker_modules(names: tuple[str, ...], modules_at_fork: int) -> list
 
 
 def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, own: tuple[tuple[str, ...], int],
-                 confined: bool) -> None:
+                 ruleset: int | None) -> None:
     """A forked child that waits for its job, then becomes P or T; never returns.
 
     Its parent, the zygote, has never held a job: the child's memory holds no
@@ -88,8 +89,10 @@ def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, own: tuple[tup
     child waits, off the job's critical path.
     """
     os.setsid()
-    if confined:  # before any job's code, while the child waits (raises: the child dies)
+    if ruleset is not None:  # before any job's code, while the child waits (raises: the child dies)
         confine()
+        restrict(ruleset)  # after confine(): Landlock needs its no_new_privs
+        os.close(ruleset)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -142,6 +145,14 @@ def _zygote_main(control: socket.socket, scratch: str, confined: bool) -> None:
     signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     own = (_worker_module_names(), len(sys.modules))
+    # Built once here (an open per allowed path), never in a child. -1 when it cannot be
+    # built: each child's restrict() then fails and no job runs (the host checks first).
+    ruleset = None
+    if confined:
+        try:
+            ruleset = build_ruleset()
+        except OSError:
+            ruleset = -1
     gc.collect()
     gc.freeze()
     while True:
@@ -181,7 +192,7 @@ def _zygote_main(control: socket.socket, scratch: str, confined: bool) -> None:
                 os.close(wake_w)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                _blank_child(mine, scratch, stdio, own, confined)
+                _blank_child(mine, scratch, stdio, own, ruleset)
             finally:
                 os._exit(70)
         mine.close()
