@@ -155,11 +155,13 @@ class _Domain:
 class WorkerPool:
     """Resident workers made by `start_worker`, `size` slots per domain; thread safe.
 
-    `size` jobs run at once across all domains (the cores they share; calls beyond it
-    queue). The `size` workers started with the pool are spares, bound to no domain
-    until their first job: a worker that has run no job carries nothing from one. A slot
-    without a worker takes a spare, or starts one, so a second domain's workers start
-    when its first jobs come, in parallel as those jobs do.
+    A call holds a slot of its domain (a domain's calls beyond `size` queue) and, while
+    its tests run, one of `size` permits, so `size` calls run at once across all
+    domains (the cores they share). The `size` workers started with the pool are
+    spares, bound to no domain until their first job: a worker that has run no job
+    carries nothing from one. A slot without a worker (a domain's first calls, a
+    replacement) takes a spare, and another spare starts in the background; with none
+    ready it starts one itself, before taking a permit, so other calls go on meanwhile.
     """
 
     def __init__(
@@ -175,11 +177,12 @@ class WorkerPool:
         self._limits = limits
         self._jobs_per_worker = max(1, jobs_per_worker)
         self._size = size
-        # Jobs at once, whatever their domains: a slot is taken only under a permit, and
-        # with `size` slots per domain a permit holder always finds one of its own idle.
+        # Calls at once, whatever their domains (the cores they share); each also holds a
+        # slot of its domain, taken first, so a permit is only ever held with a slot.
         self._permits = threading.BoundedSemaphore(size)
         self._domains: dict[str, _Domain] = {}
         self._spares: list[_Channel] = []  # started, never given a job: bound to no domain
+        self._starting = 0  # spares being started in the background
         self._closed = False
         self._lock = threading.Lock()
         self.replacements = 0  # workers started to replace a dead, hung or worn one
@@ -229,12 +232,16 @@ class WorkerPool:
             raise RuntimeError("this sandbox is closed")
         timeout = request.timeout_s if request.timeout_s is not None else self._limits.timeout_s
         domain = self._domain(request.domain)
-        with self._permits:  # calls beyond the pool size wait here
-            slot = domain.idle.get()  # at once: at most size - 1 other slots are held
-            try:
+        slot = domain.idle.get()  # this domain's calls beyond the pool size wait here
+        try:
+            if request.tests:
+                # Outside the permits: a worker starting (about a second) runs no job, and
+                # holding a permit meanwhile would stall every domain's calls.
+                self._ready_worker(slot, request)
+            with self._permits:  # calls beyond the pool size, all domains together, wait here
                 return [self._run_test(slot, request, test, timeout) for test in request.tests]
-            finally:
-                domain.idle.put(slot)
+        finally:
+            domain.idle.put(slot)
 
     def _run_test(self, slot: _Slot, request: RunRequest, test: str | IoCase, timeout: float) -> TestOutcome:
         """The job's outcome. When the worker fails rather than answers (it declines the
@@ -257,6 +264,10 @@ class WorkerPool:
     def _run_test_once(
         self, slot: _Slot, request: RunRequest, test: str | IoCase, timeout: float
     ) -> TestOutcome | _WorkerFailed:
+        return self._exchange(self._ready_worker(slot, request), request, test, timeout)
+
+    def _ready_worker(self, slot: _Slot, request: RunRequest) -> _Channel:
+        """The slot's worker, replaced first when it is gone, failed, retired or worn out."""
         channel = slot.channel
         worn_out = channel is not None and channel.jobs_done >= self._jobs_per_worker
         if channel is None or channel.broken or channel.ended or worn_out:
@@ -269,6 +280,13 @@ class WorkerPool:
         if channel.domain != request.domain:  # cannot happen; checked because it must never
             raise RuntimeError(f"sandbox pool: a job of domain {request.domain!r} reached a worker "
                                f"bound to domain {channel.domain!r}")
+        return channel
+
+    def _exchange(
+        self, channel: _Channel, request: RunRequest, test: str | IoCase, timeout: float
+    ) -> TestOutcome | _WorkerFailed:
+        """One job on a ready worker: send it, read the answer, mark the worker for
+        replacement when it failed or asked to retire."""
         limits = self._limits
         job = {
             "program": request.program,
@@ -317,22 +335,52 @@ class WorkerPool:
         return outcome
 
     def _fresh_worker(self, *, replacing: bool) -> _Channel:
-        """A worker that has run no job: a live spare, else a new one."""
+        """A worker that has run no job: a live spare (and another spare starts in the
+        background, as the zygote forks the next blank child ahead), else a new one."""
+        spare, dead = None, []
         with self._lock:
             if self._closed:
                 raise RuntimeError("this sandbox is closed")
             if replacing:
                 self.replacements += 1
-            while self._spares:
-                spare = self._spares.pop()
-                if not spare.ended:
-                    return spare
-                spare.close()  # died while it waited: it never ran a job, so nothing is lost
+            while self._spares and spare is None:
+                candidate = self._spares.pop()
+                if candidate.ended:
+                    dead.append(candidate)  # died while it waited: it never ran a job, nothing is lost
+                else:
+                    spare = candidate
+            self._refill()
+        for channel in dead:
+            channel.close()
+        if spare is not None:
+            return spare
         channel = self._start()
         if self._closed:  # closed while this worker started: do not leak it
             channel.close()
             raise RuntimeError("this sandbox is closed")
         return channel
+
+    def _refill(self) -> None:
+        """Starts spares in the background until `size` are ready or starting (caller
+        holds the lock). So a domain's first calls and a replacement mostly find a worker
+        ready instead of waiting about a second for one."""
+        while len(self._spares) + self._starting < self._size:
+            self._starting += 1
+            threading.Thread(target=self._start_spare, name="sandbox-spare", daemon=True).start()
+
+    def _start_spare(self) -> None:
+        channel = None
+        try:
+            channel = self._start()
+        except Exception:
+            pass  # the engine failed: a slot that finds no spare starts its own, and says why
+        with self._lock:
+            self._starting -= 1
+            if channel is not None and not self._closed:
+                self._spares.append(channel)
+                return
+        if channel is not None:  # the pool closed while it started: do not leak it
+            channel.close()
 
     def close(self) -> None:
         with self._lock:
