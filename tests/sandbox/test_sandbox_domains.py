@@ -8,12 +8,18 @@ many jobs from many threads, worn-out workers, retired ones and killed ones.
 """
 from __future__ import annotations
 
+import json
 import random
 import threading
+import time
+from collections import Counter
 
 import pytest
 
-from sandbox import RunRequest
+from sandbox import Limits, RunRequest
+from sandbox._pool import WorkerPool, _Channel
+from sandbox.worker.protocol import PROTOCOL
+from tests.helpers import wait_until
 
 # Prints the worker that runs it: the container's hostname is its id; a process worker
 # is the program's grandparent (the worker forks a zygote, which forks the program).
@@ -96,3 +102,78 @@ def test_a_domain_must_be_a_name(backend, make_sandbox):
     for bad in ("", None, 3):
         with pytest.raises(ValueError, match="RunRequest.domain must be a non-empty string"):
             sandbox.run(RunRequest(WHO, [NAME], domain=bad))  # type: ignore[arg-type]
+
+
+# --- the pool's own bookkeeping, on workers that only pretend (no Docker, no processes)
+
+
+class PretendWorker(_Channel):
+    """Answers every job "passed" after `job_s`, naming itself in the output; counts how
+    many jobs run at once across all pretend workers of a test."""
+
+    def __init__(self, made: list["PretendWorker"], running: Counter, lock: threading.Lock,
+                 start_s: float = 0.0, job_s: float = 0.0) -> None:
+        super().__init__()
+        time.sleep(start_s)  # starting, as a container takes about a second
+        self.running, self.lock, self.job_s = running, lock, job_s
+        self.closed = False
+        with lock:
+            self.name = f"w{len(made)}"
+            made.append(self)
+        self._lines.put(json.dumps({"ready": True, "protocol": PROTOCOL}).encode())
+
+    def _send(self, data: bytes) -> None:
+        job = json.loads(data)
+        with self.lock:
+            self.running["now"] += 1
+            self.running["most"] = max(self.running["most"], self.running["now"])
+        time.sleep(self.job_s)
+        with self.lock:
+            self.running["now"] -= 1
+        self._lines.put(json.dumps({"id": job["id"], "status": "passed", "output": self.name}).encode())
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def pretend_pool(size: int, **timing: float) -> tuple[WorkerPool, list[PretendWorker], Counter]:
+    made: list[PretendWorker] = []
+    running: Counter = Counter()
+    lock = threading.Lock()
+    pool = WorkerPool(lambda: PretendWorker(made, running, lock, **timing), size=size, limits=Limits(),
+                      jobs_per_worker=3)
+    return pool, made, running
+
+
+def test_calls_at_once_stay_at_the_pool_size_across_domains():
+    pool, made, running = pretend_pool(2, job_s=0.01)
+    seen: list[tuple[str, str]] = []
+
+    def client(domain: str) -> None:
+        for _ in range(10):
+            [outcome] = pool.run(RunRequest("", ["pass"], domain=domain))
+            seen.append((domain, outcome.output))
+
+    threads = [threading.Thread(target=client, args=(d,)) for d in ("a", "b", "c") * 3]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    pool.close()
+    assert len(seen) == 90 and running["most"] == 2  # 9 clients, 2 at once
+    by_domain = {d: {w for dd, w in seen if dd == d} for d in "abc"}
+    assert not (by_domain["a"] & by_domain["b"]) and not (by_domain["a"] & by_domain["c"]) \
+        and not (by_domain["b"] & by_domain["c"]), by_domain
+
+
+def test_spares_start_in_the_background_and_none_outlives_the_pool():
+    pool, made, _ = pretend_pool(2, start_s=0.2)
+    assert len(made) == 2  # the spares started with the pool
+    [first] = pool.run(RunRequest("", ["pass"], domain="a"))
+    # Taking a spare started another in the background: the next domain finds it ready.
+    wait_until(lambda: len(made) == 3 and pool._starting == 0, "a spare to start in the background")
+    [second] = pool.run(RunRequest("", ["pass"], domain="b"))
+    assert first.output != second.output and second.output in {w.name for w in made[:3]}
+    pool.close()  # while the spare taken by "b" is being replaced in the background
+    wait_until(lambda: pool._starting == 0, "background starts to end")
+    assert all(worker.closed for worker in made), [(w.name, w.closed) for w in made]
