@@ -142,7 +142,7 @@ def open_workbench(config: "RunConfig", prompts: Prompts, **settings: Any) -> Wo
     model = open_model(config.model, model_settings(config, **settings))
     loaded = time.perf_counter()
     try:
-        sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers))
+        sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers, domains=DOMAINS))
     except BaseException:
         model.close()
         raise

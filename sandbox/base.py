@@ -126,3 +126,7 @@ class SandboxConfig:
     image: str = "reflexion-harness-sandbox"  # without a tag: tagged by the recipe digest
     limits: Limits = field(default_factory=Limits)
     jobs_per_container: int = 500  # recycle a container after this many jobs
+    # Domains (RunRequest.domain) to give a worker before open_sandbox returns, by one
+    # trivial job each, so their first calls find workers ready (any other domain gets
+    # its workers at its first call).
+    domains: tuple[str, ...] = ()

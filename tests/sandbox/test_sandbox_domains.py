@@ -177,3 +177,17 @@ def test_spares_start_in_the_background_and_none_outlives_the_pool():
     pool.close()  # while the spare taken by "b" is being replaced in the background
     wait_until(lambda: pool._starting == 0, "background starts to end")
     assert all(worker.closed for worker in made), [(w.name, w.closed) for w in made]
+
+
+def test_domains_named_at_open_have_a_worker_before_the_first_call(backend, sandbox_opener):
+    """SandboxConfig.domains: each gets a worker at open (one trivial job), and spares
+    start in the background for the domains' next calls."""
+    sandbox = sandbox_opener(backend, workers=2, domains=("hidden", "agent"))
+    try:
+        pool = sandbox._pool
+        for name in ("hidden", "agent"):
+            bound = [slot.channel for slot in pool._domains[name].slots if slot.channel is not None]
+            assert len(bound) == 1 and bound[0].domain == name and bound[0].jobs_done == 1, name
+        wait_until(lambda: len(pool._spares) == 2, "two spares to start in the background")
+    finally:
+        sandbox.close()
