@@ -82,7 +82,7 @@ class RunConfig:
     # The process sandbox lets model code read this process's environment (API keys)
     # and reach the network: with an API model it must be asked for by name.
     allow_process_sandbox_with_api: bool = False
-    sandbox_workers: int = field(default_factory=available_cores)  # containers in the pool
+    sandbox_workers: int = field(default_factory=available_cores)  # tests at once; containers per domain
     out: Path = Path("results")
     memory_dir: Path | None = None  # long-term memory; None: reflections/ beside the --out folder
     memory_window: int = 3  # lessons the Actor sees

@@ -20,6 +20,19 @@ from harness.rundata import TestRecord
 from harness.tasks.base import IoTest, Task
 from sandbox import IoCase, RunRequest, Sandbox, TestOutcome
 
+# Sandbox domains (RunRequest.domain): a container serves one for its whole life, so
+# whatever a program could leave in a container that the worker's clean-up misses never
+# passes between them. Chosen by where a grading's result goes, not by whose tests run.
+# AGENT: every grading whose result can reach a prompt or a stop decision (internal
+# tests, public examples, the oracle-feedback ablation's hidden tests used as internal
+# ones). Its containers run model-written tests, so they never run a hidden test for
+# scoring, and their results never carry what a hidden-test job left behind.
+AGENT = "agent"
+# HIDDEN: scoring on the task's hidden tests, for measurement only; its results reach
+# only the record.
+HIDDEN = "hidden"
+DOMAINS = (AGENT, HIDDEN)
+
 MAX_FEEDBACK_LINE = 300
 # An io test's input, expected output and printed output in feedback: at most this many
 # lines and characters each (the start, then how much more there was).
@@ -111,29 +124,35 @@ class Evaluator:
                 self._preludes[task.task_id] = grading_prelude(task.prompt, task.entry_point)
             return self._preludes[task.task_id]
 
-    def run(self, program: str, tests: Sequence[str], *, task: Task, timeout_s: float | None = None) -> Evaluation:
-        """Grade `program` on `tests` (hidden or internal: the sandbox treats both alike).
+    def run(self, program: str, tests: Sequence[str], *, task: Task, domain: str,
+            timeout_s: float | None = None) -> Evaluation:
+        """Grade `program` on `tests` (hidden or internal: the sandbox treats both alike)
+        in containers of `domain` (AGENT or HIDDEN: no default, each caller says where
+        its result goes).
 
         The test's process runs the task's prelude (its prompt's imports, helpers and
         constants) and sees the program's `task.entry_point`; see sandbox/README.md.
         """
+        if domain not in DOMAINS:
+            raise ValueError(f"Evaluator.run: domain must be one of {DOMAINS}, got {domain!r}")
         if not tests:
             return Evaluation([], True, 0.0)
         if task.kind == "io":
-            return self._run_io(program, tests, task, timeout_s)
+            return self._run_io(program, tests, task, timeout_s, domain)
         start = time.perf_counter()
         request = RunRequest(
             program, list(tests), timeout_s or self.timeout_s,
-            prelude=self._prelude(task), entry_point=task.entry_point,
+            prelude=self._prelude(task), entry_point=task.entry_point, domain=domain,
         )
         outcomes = self.sandbox.run(request)
         records = _to_records(outcomes)
         return Evaluation(records, all(r.status == "passed" for r in records), time.perf_counter() - start)
 
-    def _run_io(self, program: str, tests: Sequence[IoTest], task: Task, timeout_s: float | None) -> Evaluation:
+    def _run_io(self, program: str, tests: Sequence[IoTest], task: Task, timeout_s: float | None,
+                domain: str) -> Evaluation:
         start = time.perf_counter()
         cases = [IoCase(t.input, t.output, label=t.label()) for t in tests]
-        request = RunRequest(program, cases, timeout_s or self.timeout_s, compare=task.compare)
+        request = RunRequest(program, cases, timeout_s or self.timeout_s, compare=task.compare, domain=domain)
         outcomes = self.sandbox.run(request)
         records = _to_records(outcomes)
         failures = tuple(

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence, TypeVar
 
 from harness.actor import Draft, Previous, write_code
 from harness.calls import CallSettings, Meter
-from harness.evaluator import Evaluation, Evaluator
+from harness.evaluator import AGENT, HIDDEN, Evaluation, Evaluator
 from harness.memory import Lesson, MemoryStore
 from harness.models.base import ChatModel, ModelError
 from harness.prompting import Prompts
@@ -286,16 +286,23 @@ def _recorded_tests(task: Task, record: TrialRecord) -> list[Test]:
 
 
 def _evaluate_internal(ctx: LoopContext, task: Task, draft: Draft, tests: list[Test]) -> tuple[Evaluation | None, str]:
+    """The tests whose feedback the agent sees. In the agent's containers always, the
+    oracle-feedback ablation's included: its feedback reaches the prompt, so it must not
+    run where hidden-test scoring runs (it would carry out what another task's scoring
+    left there), and scoring stays in containers that never ran a job whose result an
+    agent saw, as in every other run."""
     if draft.error:
         return None, ctx.evaluator.feedback(None, error=draft.error, kind=task.kind)
-    evaluation = ctx.evaluator.run(draft.program, tests, task=task)
+    evaluation = ctx.evaluator.run(draft.program, tests, task=task, domain=AGENT)
     return evaluation, ctx.evaluator.feedback(evaluation, kind=task.kind)
 
 
 def _grade_hidden(ctx: LoopContext, task: Task, draft: Draft) -> Evaluation | None:
+    """Scoring, in containers of its own: none of them ever runs a job whose result
+    reaches a prompt, nor a test the model wrote."""
     if draft.error:
         return None
-    return ctx.evaluator.run(draft.program, task.hidden_tests, task=task, timeout_s=task.timeout_s)
+    return ctx.evaluator.run(draft.program, task.hidden_tests, task=task, domain=HIDDEN, timeout_s=task.timeout_s)
 
 
 def _baseline(ctx: LoopContext, task: Task, attempt: int) -> Iterator[TrialRecord]:

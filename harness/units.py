@@ -18,7 +18,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
-from harness.evaluator import Evaluator
+from harness.evaluator import DOMAINS, Evaluator
 from harness.loop import AttemptIncomplete, LoopContext, LoopSettings, Stopped, lesson_of, run_attempt
 from harness.models.base import ChatModel, ModelSettings, Price
 from harness.prompting import Prompts
@@ -98,9 +98,13 @@ def describe_model(model: ChatModel) -> dict[str, Any]:
 
 def describe_sandbox(sandbox: "Sandbox") -> dict[str, Any]:
     """What run.json records as "sandbox_identity": the backend's `describe()` (image and
-    its digest, the worker code's digest), else its name."""
+    its digest, the worker code's digest), else its name; and "domains", the sandbox
+    domains the run graded in, each on containers of its own (harness/evaluator.py):
+    hidden-test scoring never shared a container with a grading whose result reached the
+    agent. A run recorded without "domains" graded both in the same containers."""
     describe = getattr(sandbox, "describe", None)
-    return dict(describe()) if callable(describe) else {"backend": getattr(sandbox, "name", None)}
+    found = dict(describe()) if callable(describe) else {"backend": getattr(sandbox, "name", None)}
+    return {**found, "domains": list(DOMAINS)}
 
 
 @dataclass
@@ -138,7 +142,7 @@ def open_workbench(config: "RunConfig", prompts: Prompts, **settings: Any) -> Wo
     model = open_model(config.model, model_settings(config, **settings))
     loaded = time.perf_counter()
     try:
-        sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers))
+        sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers, domains=DOMAINS))
     except BaseException:
         model.close()
         raise

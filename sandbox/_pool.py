@@ -4,6 +4,14 @@ A `_Channel` is one worker (a container, or a host subprocess) that answers one 
 a time. The pool hands a channel to each `run` call (calls beyond the pool size queue),
 keeps a guard timeout per job, and replaces a worker that died, hung, or has run its
 share of jobs.
+
+Domains: every request names one (`RunRequest.domain`), and a worker serves one domain
+for its whole life. Each domain has `size` slots of its own; a worker is bound to a
+slot, and so to its domain, at its first job, and never moves; a replacement is started
+for the slot it replaces. So no channel a worker could leak through (files, kernel
+counters, timing: whatever the worker's clean-up misses) ever joins two domains: the
+harness puts scoring on hidden tests in one domain and everything whose result reaches
+the agent in another (sandbox/README.md, "Domains").
 """
 from __future__ import annotations
 
@@ -59,6 +67,7 @@ class _Channel:
         self._next_id = 0
         self.broken = False  # failed a job: replace before the next one
         self.ended = False  # its output stream closed: the worker is gone
+        self.domain: str | None = None  # set once, by the pool, before its first job
 
     # --- for subclasses
     def _send(self, data: bytes) -> None:
@@ -131,11 +140,29 @@ class _Channel:
 
 @dataclass
 class _Slot:
+    domain: str  # the only domain whose jobs this slot's workers ever run
     channel: _Channel | None = None
 
 
+@dataclass
+class _Domain:
+    """One domain's slots; `idle` holds those no job holds now."""
+
+    slots: list[_Slot]
+    idle: queue.LifoQueue[_Slot]
+
+
 class WorkerPool:
-    """`size` resident workers made by `start_worker`; thread safe."""
+    """Resident workers made by `start_worker`, `size` slots per domain; thread safe.
+
+    A call holds a slot of its domain (a domain's calls beyond `size` queue) and, while
+    its tests run, one of `size` permits, so `size` calls run at once across all
+    domains (the cores they share). The `size` workers started with the pool are
+    spares, bound to no domain until their first job: a worker that has run no job
+    carries nothing from one. A slot without a worker (a domain's first calls, a
+    replacement) takes a spare, and another spare starts in the background; with none
+    ready it starts one itself, before taking a permit, so other calls go on meanwhile.
+    """
 
     def __init__(
         self,
@@ -149,8 +176,13 @@ class WorkerPool:
         self._start_worker = start_worker
         self._limits = limits
         self._jobs_per_worker = max(1, jobs_per_worker)
-        self._idle: queue.Queue[_Slot] = queue.Queue()
-        self._slots: list[_Slot] = []
+        self._size = size
+        # Calls at once, whatever their domains (the cores they share); each also holds a
+        # slot of its domain, taken first, so a permit is only ever held with a slot.
+        self._permits = threading.BoundedSemaphore(size)
+        self._domains: dict[str, _Domain] = {}
+        self._spares: list[_Channel] = []  # started, never given a job: bound to no domain
+        self._starting = 0  # spares being started in the background
         self._closed = False
         self._lock = threading.Lock()
         self.replacements = 0  # workers started to replace a dead, hung or worn one
@@ -160,7 +192,7 @@ class WorkerPool:
             errors = []
             for future in futures:
                 try:
-                    self._slots.append(_Slot(future.result()))
+                    self._spares.append(future.result())
                 except Exception as exc:
                     errors.append(exc)
         if errors:
@@ -169,8 +201,6 @@ class WorkerPool:
             if isinstance(first, SandboxUnavailable):
                 raise first
             raise SandboxUnavailable(f"the sandbox worker did not start: {first}") from first
-        for slot in self._slots:
-            self._idle.put(slot)
 
     def _start(self) -> _Channel:
         channel = self._start_worker()
@@ -181,15 +211,37 @@ class WorkerPool:
             raise SandboxUnavailable(f"the sandbox worker did not start: it {exc}") from None
         return channel
 
+    def _domain(self, name: object) -> _Domain:
+        """The domain's slots, made at its first request (they start empty)."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"RunRequest.domain must be a non-empty string, got {name!r}")
+        with self._lock:
+            domain = self._domains.get(name)
+            if domain is None:
+                slots = [_Slot(name) for _ in range(self._size)]
+                # Last in, first out: the slot that ran the last job (its worker up) goes
+                # first, so a domain starts more workers only when its jobs overlap.
+                idle: queue.LifoQueue[_Slot] = queue.LifoQueue()
+                for slot in slots:
+                    idle.put(slot)
+                domain = self._domains[name] = _Domain(slots, idle)
+            return domain
+
     def run(self, request: RunRequest) -> list[TestOutcome]:
         if self._closed:
             raise RuntimeError("this sandbox is closed")
         timeout = request.timeout_s if request.timeout_s is not None else self._limits.timeout_s
-        slot = self._idle.get()  # calls beyond the pool size wait here
+        domain = self._domain(request.domain)
+        slot = domain.idle.get()  # this domain's calls beyond the pool size wait here
         try:
-            return [self._run_test(slot, request, test, timeout) for test in request.tests]
+            if request.tests:
+                # Outside the permits: a worker starting (about a second) runs no job, and
+                # holding a permit meanwhile would stall every domain's calls.
+                self._ready_worker(slot, request)
+            with self._permits:  # calls beyond the pool size, all domains together, wait here
+                return [self._run_test(slot, request, test, timeout) for test in request.tests]
         finally:
-            self._idle.put(slot)
+            domain.idle.put(slot)
 
     def _run_test(self, slot: _Slot, request: RunRequest, test: str | IoCase, timeout: float) -> TestOutcome:
         """The job's outcome. When the worker fails rather than answers (it declines the
@@ -212,20 +264,29 @@ class WorkerPool:
     def _run_test_once(
         self, slot: _Slot, request: RunRequest, test: str | IoCase, timeout: float
     ) -> TestOutcome | _WorkerFailed:
+        return self._exchange(self._ready_worker(slot, request), request, test, timeout)
+
+    def _ready_worker(self, slot: _Slot, request: RunRequest) -> _Channel:
+        """The slot's worker, replaced first when it is gone, failed, retired or worn out."""
         channel = slot.channel
         worn_out = channel is not None and channel.jobs_done >= self._jobs_per_worker
         if channel is None or channel.broken or channel.ended or worn_out:
+            slot.channel = None
             if channel is not None:
                 channel.close()
-            slot.channel = None
-            with self._lock:
-                if self._closed:
-                    raise RuntimeError("this sandbox is closed")
-                self.replacements += 1
-            slot.channel = channel = self._start()
-            if self._closed:  # closed while this worker started: do not leak it
-                channel.close()
-                raise RuntimeError("this sandbox is closed")
+            channel = self._fresh_worker(replacing=channel is not None)
+            channel.domain = slot.domain  # bound for its whole life
+            slot.channel = channel
+        if channel.domain != request.domain:  # cannot happen; checked because it must never
+            raise RuntimeError(f"sandbox pool: a job of domain {request.domain!r} reached a worker "
+                               f"bound to domain {channel.domain!r}")
+        return channel
+
+    def _exchange(
+        self, channel: _Channel, request: RunRequest, test: str | IoCase, timeout: float
+    ) -> TestOutcome | _WorkerFailed:
+        """One job on a ready worker: send it, read the answer, mark the worker for
+        replacement when it failed or asked to retire."""
         limits = self._limits
         job = {
             "program": request.program,
@@ -273,14 +334,65 @@ class WorkerPool:
             return _WorkerFailed(outcome)
         return outcome
 
+    def _fresh_worker(self, *, replacing: bool) -> _Channel:
+        """A worker that has run no job: a live spare (and another spare starts in the
+        background, as the zygote forks the next blank child ahead), else a new one."""
+        spare, dead = None, []
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("this sandbox is closed")
+            if replacing:
+                self.replacements += 1
+            while self._spares and spare is None:
+                candidate = self._spares.pop()
+                if candidate.ended:
+                    dead.append(candidate)  # died while it waited: it never ran a job, nothing is lost
+                else:
+                    spare = candidate
+            self._refill()
+        for channel in dead:
+            channel.close()
+        if spare is not None:
+            return spare
+        channel = self._start()
+        if self._closed:  # closed while this worker started: do not leak it
+            channel.close()
+            raise RuntimeError("this sandbox is closed")
+        return channel
+
+    def _refill(self) -> None:
+        """Starts spares in the background until `size` are ready or starting (caller
+        holds the lock). So a domain's first calls and a replacement mostly find a worker
+        ready instead of waiting about a second for one."""
+        while len(self._spares) + self._starting < self._size:
+            self._starting += 1
+            threading.Thread(target=self._start_spare, name="sandbox-spare", daemon=True).start()
+
+    def _start_spare(self) -> None:
+        channel = None
+        try:
+            channel = self._start()
+        except Exception:
+            pass  # the engine failed: a slot that finds no spare starts its own, and says why
+        with self._lock:
+            self._starting -= 1
+            if channel is not None and not self._closed:
+                self._spares.append(channel)
+                return
+        if channel is not None:  # the pool closed while it started: do not leak it
+            channel.close()
+
     def close(self) -> None:
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-        for slot in self._slots:
-            if slot.channel is not None:
+            channels = [slot.channel for domain in self._domains.values() for slot in domain.slots]
+            channels += self._spares
+            self._spares = []
+        for channel in channels:
+            if channel is not None:
                 try:
-                    slot.channel.close()
+                    channel.close()
                 except Exception:
                     pass

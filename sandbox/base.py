@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, Sequence, runtime_checkable
 
 Status = Literal["passed", "failed", "error", "timeout"]
+DEFAULT_DOMAIN = "default"  # RunRequest.domain when the caller names none
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,12 @@ class RunRequest:
     # IoCase tests: how stdout is compared (sandbox/worker/io_compare.py: lcb,
     # codecontests, apps, exact).
     compare: str = "lcb"
+    # Which workers may run it: a worker serves one domain for its whole life, and runs
+    # only that domain's requests, so nothing a job leaves in a worker (whatever the
+    # clean-up misses) reaches a job of another domain. A caller puts requests whose
+    # results must not meet (say, scoring on hidden tests and anything whose result
+    # reaches the code's author) in different domains.
+    domain: str = DEFAULT_DOMAIN
 
 
 @runtime_checkable
@@ -94,7 +101,8 @@ class Sandbox(Protocol):
     """Runs a program against tests, each test isolated from the others.
 
     Implementations are thread safe: `run` may be called from many threads at once;
-    calls beyond the pool size queue.
+    calls beyond the pool size queue. A request runs only on workers of its `domain`
+    (RunRequest.domain), and a worker never serves two domains.
     """
 
     name: str
@@ -113,7 +121,12 @@ class SandboxUnavailable(RuntimeError):
 @dataclass(frozen=True)
 class SandboxConfig:
     backend: str = "docker"  # "docker" | "process"
-    workers: int = 2  # pool size: containers (docker) or concurrent jobs (process)
+    # Jobs at once (docker: containers per domain; process: worker processes per domain)
+    workers: int = 2
     image: str = "reflexion-harness-sandbox"  # without a tag: tagged by the recipe digest
     limits: Limits = field(default_factory=Limits)
     jobs_per_container: int = 500  # recycle a container after this many jobs
+    # Domains (RunRequest.domain) to give a worker before open_sandbox returns, by one
+    # trivial job each, so their first calls find workers ready (any other domain gets
+    # its workers at its first call).
+    domains: tuple[str, ...] = ()

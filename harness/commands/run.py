@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--executor", choices=["local", "ray"], help="local: a thread pool in this process (default); ray: units run across a Ray cluster's nodes (pip install 'reflexion-harness[ray]')")
     a("--ray-address", metavar="ADDR", help="with --executor ray: the cluster to join, e.g. 10.0.0.5:6379 or auto (default: RAY_ADDRESS, else a local Ray instance)")
     a("--sandbox", choices=["docker", "process"], help="docker (default) or process: UNSAFE, model code runs on this host without isolation")
-    a("--sandbox-workers", type=int, metavar="N", help="containers in the sandbox pool (default: CPU cores)")
+    a("--sandbox-workers", type=int, metavar="N", help="tests graded at once; containers per sandbox domain (default: CPU cores)")
     a("--allow-process-sandbox-with-api", action="store_const", const=True,
       help="accept --sandbox process with an anthropic: or openai: model (model code could read your API keys)")
     a("--out", type=Path, metavar="DIR", help=f"folder for run folders (default {d.out})")

@@ -39,7 +39,7 @@ def attempt_tests(index: TrialIndex) -> dict[tuple[str, str, int], list[str]]:
 
 def check_run(run_dir: Path, sandbox: Any, *, timeout_s: float = 5.0) -> tuple[int, int, str]:
     """Writes run_dir/self_tests.jsonl; returns (tests checked, wrong, note)."""
-    from harness.evaluator import Evaluator
+    from harness.evaluator import AGENT, Evaluator
     from harness.prompting import Prompts
     from harness.tasks import TaskError, load_tasks
 
@@ -59,7 +59,8 @@ def check_run(run_dir: Path, sandbox: Any, *, timeout_s: float = 5.0) -> tuple[i
         if task is None or not task.canonical_solution:
             skipped += 1
             continue
-        for o in evaluator.run(task.canonical_solution, tests, task=task, timeout_s=task.timeout_s).records:
+        # The model's own tests: the agent's domain (its containers never score hidden tests).
+        for o in evaluator.run(task.canonical_solution, tests, task=task, domain=AGENT, timeout_s=task.timeout_s).records:
             rows.append({"task_id": task_id, "strategy": strategy, "attempt": attempt, "test": o.test,
                          "status": o.status, "detail": o.detail})
     tmp = run_dir / (FILE + ".tmp")

