@@ -129,12 +129,16 @@ def main() -> int:
         if args.against_image:
             import sandbox.docker_backend as docker_backend
 
-            checked = docker_backend.image_problem
+            checked, warm = docker_backend.image_problem, docker_backend.warm_page_cache
             docker_backend.image_problem = lambda client, image: None  # another recipe's image, on purpose
+            # An image from before the page-cache warm-up has no `--warm` mode (nor the
+            # Landlock list the warm-up serves): it runs as it was built.
+            docker_backend.warm_page_cache = lambda client, config: {
+                "landlock_abi": None, "files": 0, "bytes": 0, "seconds": 0.0}
             try:
                 other = DockerSandbox(SandboxConfig(workers=args.workers, image=args.against_image))
             finally:
-                docker_backend.image_problem = checked
+                docker_backend.image_problem, docker_backend.warm_page_cache = checked, warm
             grade_sandbox(other, problems[:8], args.workers)
         # Warm-up: the first jobs of a fresh container pay for page faults.
         for count, sandbox in sandboxes.items():
