@@ -47,9 +47,7 @@ IDENTITY_FIELDS = {
 }
 # Parts of an identity that do not decide what was measured (or are known only later).
 _NOT_COMPARED = {"model_identity": {"served_model", "slots"}, "tasks": {"spec", "name", "count", "task_ids", "prompt_form"},
-                 "prompts": {"folder", "overridden"},
-                 # How long warming the page cache took this session, not what grades.
-                 "sandbox_identity": {"page_cache_warmed"}}
+                 "prompts": {"folder", "overridden"}}
 
 if TYPE_CHECKING:
     from harness.recall import FrozenPool

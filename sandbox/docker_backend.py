@@ -299,13 +299,16 @@ class DockerSandbox:
         self._identity = {"backend": self.name, "image": image,
                           "image_digest": client.images.get(image).id, "recipe": recipe_digest(),
                           "landlock_abi": warmed["landlock_abi"],
-                          "page_cache_warmed": {key: warmed[key] for key in ("files", "bytes", "seconds")}}
+                          # What the warm-up read, not how long it took: the identity must be the
+                          # same in every session and on every node with this image.
+                          "page_cache_warmed": {key: warmed[key] for key in ("files", "bytes")}}
 
     def describe(self) -> dict:
         """What ran the tests: the image (its name and Docker's content digest), the
         digest of the files it was built from, the Landlock ABI that confines each job to
         the files read into the page cache before the pool started, and what that
-        warm-up read (files, bytes, seconds of reading) (what run.json records)."""
+        warm-up read (files, bytes) (what run.json records; the same in every session, so a
+        resume or another Ray node compares equal)."""
         return dict(self._identity)
 
     @property

@@ -202,16 +202,3 @@ def test_resume_refuses_an_api_whose_served_model_changed(tmp_path: Path):
         assert json.loads((run_dir / "run.json").read_text()) == header  # as it was: no resume recorded
         assert len(stub.requests) > calls  # it did ask: that is how it knew
 
-
-def test_resume_does_not_count_how_long_the_page_cache_took_to_warm_as_a_change():
-    """The Docker sandbox records how long this session's warm-up took; a resume in
-    another session takes another time, on the same image and worker."""
-    from harness.runner import resume_changes
-
-    was = {"sandbox_identity": {"backend": "docker", "image_digest": "sha256:aa", "recipe": "r1",
-                                "page_cache_warmed": {"files": 5536, "bytes": 193_000_000, "seconds": 0.61}}}
-    now = {"sandbox_identity": {"backend": "docker", "image_digest": "sha256:aa", "recipe": "r1",
-                                "page_cache_warmed": {"files": 5536, "bytes": 193_000_000, "seconds": 2.55}}}
-    assert resume_changes(was, now) == {}
-    other_image = {"sandbox_identity": dict(now["sandbox_identity"], image_digest="sha256:bb")}
-    assert set(resume_changes(was, other_image)) == {"sandbox_identity"}

@@ -149,3 +149,21 @@ def test_what_programs_use_still_works(sandbox):
     assert outcome.status == "passed", outcome
     [outcome] = sandbox.run(RunRequest("def f():\n    return 0\n", [STILL_WORKS + "assert works()"]))
     assert outcome.status == "passed", outcome
+
+
+@pytest.mark.docker
+def test_the_sandbox_s_identity_is_the_same_in_every_session(sandbox_opener):
+    """run.json's sandbox identity decides whether a resume, or another Ray node, graded
+    with the same sandbox: what the warm-up read, never how long it took this time."""
+    import sandbox.docker_backend as docker_backend
+
+    identities = []
+    for _ in range(2):
+        docker_backend._WARMED.clear()  # a new session warms again
+        opened = sandbox_opener("docker", workers=1)
+        try:
+            identities.append(opened.describe())
+        finally:
+            opened.close()
+    assert identities[0] == identities[1]
+    assert identities[0]["page_cache_warmed"]["files"] > 0
