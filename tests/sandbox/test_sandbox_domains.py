@@ -170,11 +170,12 @@ def test_spares_start_in_the_background_and_none_outlives_the_pool():
     pool, made, _ = pretend_pool(2, start_s=0.2)
     assert len(made) == 2  # the spares started with the pool
     [first] = pool.run(RunRequest("", ["pass"], domain="a"))
-    # Taking a spare started another in the background: the next domain finds it ready.
-    wait_until(lambda: len(made) == 3 and pool._starting == 0, "a spare to start in the background")
+    assert len(made) == 2  # one spare left, for a's other slot: the next domain finds it ready
     [second] = pool.run(RunRequest("", ["pass"], domain="b"))
-    assert first.output != second.output and second.output in {w.name for w in made[:3]}
-    pool.close()  # while the spare taken by "b" is being replaced in the background
+    assert first.output != second.output and second.output in {w.name for w in made[:2]}
+    # "b" took the last spare: spares start in the background for the two slots without a worker.
+    wait_until(lambda: len(made) == 4, "spares to start in the background")
+    pool.close()  # while they are being started
     wait_until(lambda: pool._starting == 0, "background starts to end")
     assert all(worker.closed for worker in made), [(w.name, w.closed) for w in made]
 
@@ -191,3 +192,14 @@ def test_domains_named_at_open_have_a_worker_before_the_first_call(backend, sand
         wait_until(lambda: len(pool._spares) == 2, "two spares to start in the background")
     finally:
         sandbox.close()
+
+
+def test_no_spare_starts_once_every_slot_has_its_worker():
+    """A container per slot, and no more: once every slot of every domain seen has a
+    worker, nothing starts in the background (each start costs CPU the jobs share)."""
+    pool, made, _ = pretend_pool(1, start_s=0.05)
+    for domain in ("a", "b", "a", "b"):
+        pool.run(RunRequest("", ["pass"], domain=domain))
+    time.sleep(0.3)  # time for a background start, were one begun
+    assert len(made) == 2 and pool._starting == 0 and not pool._spares
+    pool.close()
