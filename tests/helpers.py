@@ -127,3 +127,24 @@ WORKER_PROCESSES = (
     "        time.sleep(0.01)\n"
     "    return siblings()\n"
 )
+
+
+def run_in_threads(target: Callable[..., object], calls: list[tuple], timeout_s: float) -> list[BaseException]:
+    """Runs `target(*args)` for each args of `calls`, each in its own thread, all at
+    once; waits up to `timeout_s` for each; returns what they raised (empty: none)."""
+    import threading
+
+    errors: list[BaseException] = []
+
+    def guarded(*args: object) -> None:
+        try:
+            target(*args)
+        except BaseException as exc:  # surfaced to the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=args) for args in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout_s)
+    return errors

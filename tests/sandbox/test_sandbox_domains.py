@@ -19,7 +19,7 @@ import pytest
 from sandbox import Limits, RunRequest
 from sandbox._pool import WorkerPool, _Channel
 from sandbox.worker.protocol import PROTOCOL
-from tests.helpers import wait_until
+from tests.helpers import run_in_threads, wait_until
 
 # Prints the worker that runs it: the container's hostname is its id; a process worker
 # is the program's grandparent (the worker forks a zygote, which forks the program).
@@ -47,28 +47,20 @@ def test_no_worker_ever_serves_two_domains(backend, make_sandbox):
     sandbox = make_sandbox(workers=2, jobs_per_container=4)
     ender = RETIRE if backend == "docker" else KILL
     seen: list[tuple[str, str]] = []  # (domain, worker) per job
-    errors: list[BaseException] = []
     lock = threading.Lock()
 
     def client(seed: int) -> None:
         rng = random.Random(seed)
-        try:
-            for _ in range(8):
-                domain = rng.choice(["hidden", "agent"])
-                tests = [NAME, ender, NAME] if rng.random() < 0.25 else [NAME, NAME]
-                for outcome in sandbox.run(RunRequest(WHO, tests, timeout_s=5.0, domain=domain)):
-                    worker = outcome.output.strip()
-                    if worker:  # a killed worker's job has no output (its rerun's is the same story)
-                        with lock:
-                            seen.append((domain, worker))
-        except BaseException as exc:  # surfaced below
-            errors.append(exc)
+        for _ in range(8):
+            domain = rng.choice(["hidden", "agent"])
+            tests = [NAME, ender, NAME] if rng.random() < 0.25 else [NAME, NAME]
+            for outcome in sandbox.run(RunRequest(WHO, tests, timeout_s=5.0, domain=domain)):
+                worker = outcome.output.strip()
+                if worker:  # a killed worker's job has no output (its rerun's is the same story)
+                    with lock:
+                        seen.append((domain, worker))
 
-    threads = [threading.Thread(target=client, args=(seed,)) for seed in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=300)
+    errors = run_in_threads(client, [(seed,) for seed in range(6)], timeout_s=300)
     assert not errors, errors
     by_domain = {d: {w for dd, w in seen if dd == d} for d in ("hidden", "agent")}
     assert by_domain["hidden"] and by_domain["agent"], by_domain

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from sandbox import RunRequest, SandboxConfig, SandboxUnavailable
-from tests.helpers import wait_until
+from tests.helpers import run_in_threads, wait_until
 
 ADD = "def add(a, b):\n    return a + b\n"
 # Prints something that names the worker: the container's hostname is its id; a
@@ -33,21 +33,13 @@ def worker_identity(sandbox) -> str:
 def test_concurrent_calls_from_many_threads_queue_and_stay_correct(make_sandbox):
     sandbox = make_sandbox(workers=2)
     results: dict[int, list] = {}
-    errors: list[BaseException] = []
 
     def call(index: int) -> None:
-        try:
-            program = f"def f():\n    return {index}\n"
-            tests = [f"assert f() == {index}", f"assert f() == {index + 1}", "import time; time.sleep(0.05)"]
-            results[index] = sandbox.run(RunRequest(program, tests))
-        except BaseException as exc:  # surfaced below
-            errors.append(exc)
+        program = f"def f():\n    return {index}\n"
+        tests = [f"assert f() == {index}", f"assert f() == {index + 1}", "import time; time.sleep(0.05)"]
+        results[index] = sandbox.run(RunRequest(program, tests))
 
-    threads = [threading.Thread(target=call, args=(index,)) for index in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    errors = run_in_threads(call, [(index,) for index in range(8)], timeout_s=60)
     assert not errors
     assert sorted(results) == list(range(8))
     for index, outcomes in results.items():
