@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import ctypes
 import os
+from typing import Callable
 
-from .procs import read_proc
+from .procs import ProcFiles, read_proc
+
+Reader = Callable[[str], bytes]
 
 _IPC_PRIVATE = 0
 _IPC_RMID = 0
@@ -40,13 +43,13 @@ _NET_STATISTICS = ("/proc/net/dev", "/proc/net/snmp", "/proc/net/snmp6", "/proc/
 _NET_DEVICE_STATISTICS = "/proc/net/dev_snmp6"  # one file per interface
 
 
-def _read(path: str) -> str:
-    return read_proc(path).decode("ascii", errors="replace")
+def _read(path: str, read: Reader = read_proc) -> str:
+    return read(path).decode("ascii", errors="replace")
 
 
-def last_pid() -> int:
+def last_pid(read: Reader = read_proc) -> int:
     """The last PID the container's PID namespace handed out."""
-    return int(_read("/proc/sys/kernel/ns_last_pid") or -1)
+    return int(_read("/proc/sys/kernel/ns_last_pid", read) or -1)
 
 
 def net_statistics_files() -> tuple[str, ...]:
@@ -59,9 +62,9 @@ def net_statistics_files() -> tuple[str, ...]:
     return _NET_STATISTICS + tuple(f"{_NET_DEVICE_STATISTICS}/{name}" for name in devices)
 
 
-def net_statistics(files: tuple[str, ...]) -> tuple[bytes, ...]:
+def net_statistics(files: tuple[str, ...], read: Reader = read_proc) -> tuple[bytes, ...]:
     """Each file's bytes, to compare whole (cheaper than parsing, and no counter missed)."""
-    return tuple(read_proc(path) for path in files)
+    return tuple(read(path) for path in files)
 
 
 def _named_counters(data: bytes) -> dict[str, str]:
@@ -95,7 +98,7 @@ def first_difference(files: tuple[str, ...], old: tuple[bytes, ...], new: tuple[
     return ""
 
 
-def kernel_sockets() -> list[str]:
+def kernel_sockets(read: Reader = read_proc) -> list[str]:
     """Sockets of the network namespace that no worker process holds: any inet socket
     in any state (TIME_WAIT included; the namespace's own counts in sockstat, since
     listing /proc/net/tcp walks the host's whole connection table, ~100 ms), any ping
@@ -103,7 +106,7 @@ def kernel_sockets() -> list[str]:
     and W holds no inet socket."""
     found = []
     for table in ("sockstat", "sockstat6"):
-        for line in _read(f"/proc/net/{table}").splitlines():
+        for line in _read(f"/proc/net/{table}", read).splitlines():
             protocol, _, rest = line.partition(":")
             fields = rest.split()
             counts = dict(zip(fields[::2], fields[1::2]))
@@ -111,9 +114,9 @@ def kernel_sockets() -> list[str]:
                 if protocol.strip() != "sockets" and counts.get(key, "0") != "0":
                     found.append(f"{protocol.strip()} {key} {counts[key]}")
     for table in _PING_TABLES:
-        rows = _read(f"/proc/net/{table}").splitlines()[1:]
+        rows = _read(f"/proc/net/{table}", read).splitlines()[1:]
         found += [f"{table}: {' '.join(row.split()[1:4])}" for row in rows if row.strip()]
-    for row in _read("/proc/net/unix").splitlines()[1:]:
+    for row in _read("/proc/net/unix", read).splitlines()[1:]:
         fields = row.split()
         if len(fields) >= 8:  # the eighth field is the path ("@name" when abstract)
             found.append(f"unix: {fields[7][:40]}")
@@ -159,6 +162,7 @@ class Traces:
 
     def __init__(self, scratch: str, forks: int) -> None:
         self._libc = ctypes.CDLL(None, use_errno=True)
+        self._read = ProcFiles().read
         first = sysv_probe(self._libc)
         self.sysv = sysv_probe(self._libc)
         self.sysv_step = tuple(b - a for a, b in zip(first, self.sysv))  # one object's worth
@@ -167,14 +171,14 @@ class Traces:
         self.scratch_inode = os.stat(scratch).st_ino
         self.shm_inode = inode_probe("/dev/shm") if os.path.isdir("/dev/shm") else None
         self.net_files = net_statistics_files()
-        self.net = net_statistics(self.net_files)  # W itself does no networking
-        self.pid, self.forks = last_pid(), forks
+        self.net = net_statistics(self.net_files, self._read)  # W itself does no networking
+        self.pid, self.forks = last_pid(self._read), forks
 
     def moved(self, scratch: str, forks: int) -> str:
         """What a job moved, or ""; call after the clean-up, with the number of forks W
         has asked the zygote for so far (all of them done) and the new scratch folder."""
         problem = ""
-        pid = last_pid()
+        pid = last_pid(self._read)
         if pid - self.pid != forks - self.forks:
             problem = f"the PID counter moved by {pid - self.pid - (forks - self.forks)} beyond the worker's forks"
         self.pid, self.forks = pid, forks
@@ -192,10 +196,10 @@ class Traces:
             if not problem and any(new - old != step for old, new, step in zip(self.sysv, sysv, self.sysv_step)):
                 problem = "SysV IPC objects were made"
             self.sysv = sysv
-        net = net_statistics(self.net_files)
+        net = net_statistics(self.net_files, self._read)
         if not problem and net != self.net:
             problem = f"network counters moved ({first_difference(self.net_files, self.net, net)})"
         self.net = net
-        if not problem and (left := kernel_sockets()):
+        if not problem and (left := kernel_sockets(self._read)):
             problem = f"sockets outlived the job's processes ({left[0]})"
         return problem
