@@ -118,10 +118,12 @@ class _Channel:
                 return message
 
     # --- for the pool
-    def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S) -> None:
+    def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S) -> dict:
+        """The worker's greeting, once it is ready."""
         message = self._receive(time.monotonic() + timeout)
         if not message.get("ready") or message.get("protocol") != PROTOCOL:
-            raise WorkerLost(f"sent an unexpected greeting {message!r}", hung=False)
+            raise WorkerLost(f"sent an unexpected greeting {str(message)[:300]!r}", hung=False)
+        return message
 
     def request(self, job: dict, guard_s: float) -> dict:
         self._next_id += 1
@@ -170,10 +172,14 @@ class WorkerPool:
         size: int,
         limits: Limits,
         jobs_per_worker: int,
+        check_greeting: Callable[[dict], str | None] | None = None,
     ) -> None:
+        """`check_greeting`: what is wrong with a new worker's greeting, or None (a
+        worker it finds wrong never runs a job, and the pool does not start)."""
         if size < 1:
             raise ValueError(f"sandbox workers must be >= 1, got {size}")
         self._start_worker = start_worker
+        self._check_greeting = check_greeting
         self._limits = limits
         self._jobs_per_worker = max(1, jobs_per_worker)
         self._size = size
@@ -205,10 +211,14 @@ class WorkerPool:
     def _start(self) -> _Channel:
         channel = self._start_worker()
         try:
-            channel.wait_ready()
+            greeting = channel.wait_ready()
         except WorkerLost as exc:
             channel.close()
             raise SandboxUnavailable(f"the sandbox worker did not start: it {exc}") from None
+        problem = self._check_greeting(greeting) if self._check_greeting is not None else None
+        if problem:
+            channel.close()
+            raise SandboxUnavailable(f"the sandbox worker cannot be used: {problem}")
         return channel
 
     def _domain(self, name: object) -> _Domain:

@@ -109,6 +109,21 @@ _WARM_LOCK = threading.Lock()
 WARM_TIMEOUT_S = 300
 
 
+def readable_problem(warmed: dict, greeting: dict) -> str | None:
+    """Whether a worker lets its jobs read exactly what the warm-up read into the page
+    cache (both compute `landlock.readable_paths()` after the same imports; were they to
+    differ, a job could load a cold page of a file the warm-up skipped: a bit a later
+    job reads back). None when they agree, or when the warm-up reported no list (an
+    image from before the warm-up, run by bench/grade_humaneval.py --against-image)."""
+    expected = warmed.get("paths")
+    if expected is None or greeting.get("readable") == expected:
+        return None
+    found = greeting.get("readable")
+    extra = sorted(set(found or []) - set(expected))[:3] if isinstance(found, list) else found
+    return (f"its jobs may read other files than the page-cache warm-up read "
+            f"(not warmed: {extra!r}); the image's worker and warm-up disagree")
+
+
 def warm_page_cache(client, config: SandboxConfig) -> dict:
     """Read every file a job may read into the host's page cache, from a one-shot
     container of the image (worker/warm.py), before the pool runs a job; its report
@@ -285,6 +300,7 @@ class DockerSandbox:
                 size=config.workers,
                 limits=config.limits,
                 jobs_per_worker=config.jobs_per_container,
+                check_greeting=lambda greeting: readable_problem(warmed, greeting),
             )
         except SandboxUnavailable:
             client.close()

@@ -123,9 +123,10 @@ def _add_rule(ruleset: int, path: str, access: int) -> None:
         os.close(fd)
 
 
-def build_ruleset() -> int:
-    """The ruleset's descriptor (close-on-exec), rules added; raises OSError, naming
-    what failed, when the kernel has no Landlock or refuses a rule."""
+def build_ruleset(paths: list[str] | None = None) -> int:
+    """The ruleset's descriptor (close-on-exec), rules added (reading `paths`, by
+    default `readable_paths()`); raises OSError, naming what failed, when the kernel has
+    no Landlock or refuses a rule."""
     version = abi()
     if version < 1:
         raise OSError(errno.ENOSYS, "landlock: the kernel has no Landlock (or a seccomp filter refuses it)")
@@ -134,7 +135,7 @@ def build_ruleset() -> int:
     attr = ctypes.create_string_buffer(struct.pack("=Q", handled), 8)  # handled_access_fs only
     ruleset = _call(_CREATE_RULESET, ctypes.addressof(attr), 8, 0)
     try:
-        for path in readable_paths():
+        for path in readable_paths() if paths is None else paths:
             _add_rule(ruleset, path, (READ_FILE | READ_DIR | EXECUTE) & handled)
         for path, access in _PSEUDO.items():
             if os.path.isdir(path):

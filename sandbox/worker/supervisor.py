@@ -16,6 +16,7 @@ import time
 
 from .child import IGNORED_SIGNALS
 from .io_job import run_io
+from .landlock import readable_paths
 from .procs import IPC_RMID, Capped, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, alive, children_of, open_fds, pidfd, prctl, settings, sysv_ids
 from .protocol import DETAIL_MAX, PROTOCOL, REPORT_MAX
 from .scratch import reset_metadata, wipe
@@ -61,7 +62,12 @@ class _Worker:
         # In a container every blank child installs confine.py's filter (on a host the
         # process backend isolates nothing anyway, and the counters it guards are
         # moved by everything else that runs there).
-        self.zygote = Zygote(self.scratch, confined=self.is_init)
+        # What a job may read (Landlock), computed here once after the same imports as
+        # the page-cache warm-up's and given to the zygote; the greeting says it, so the
+        # host can check it is the list the warm-up read (else some allowed file could be
+        # cold: a page-cache bit).
+        self.readable = readable_paths() if self.is_init else None
+        self.zygote = Zygote(self.scratch, readable=self.readable)
         self.zygote.ask(2)  # the first job's two processes
         self.traces = None  # the container's counters (on a host they are the machine's)
         if self.is_init:
@@ -411,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
         out.write(json.dumps(message).encode() + b"\n")
         out.flush()
 
-    send({"ready": True, "protocol": PROTOCOL, "pid": os.getpid(), "python": sys.version.split()[0]})
+    send({"ready": True, "protocol": PROTOCOL, "pid": os.getpid(), "python": sys.version.split()[0],
+          "readable": worker.readable})
     for line in sys.stdin.buffer:
         if not line.strip():
             continue

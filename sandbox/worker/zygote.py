@@ -144,7 +144,7 @@ def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, own: tuple[tup
     judge_main(payload)
 
 
-def _zygote_main(control: socket.socket, scratch: str, confined: bool) -> None:
+def _zygote_main(control: socket.socket, scratch: str, readable: list[str] | None) -> None:
     """Fork blank children on request; report each child's end. Holds no job, ever.
 
     Messages on `control` (SOCK_SEQPACKET): in, {"op": "fork"}; out,
@@ -161,9 +161,9 @@ def _zygote_main(control: socket.socket, scratch: str, confined: bool) -> None:
     # Built once here (an open per allowed path), never in a child. -1 when it cannot be
     # built: each child's restrict() then fails and no job runs (the host checks first).
     ruleset = None
-    if confined:
+    if readable is not None:
         try:
-            ruleset = build_ruleset()
+            ruleset = build_ruleset(readable)
         except OSError:
             ruleset = -1
         # The filter once, here: every child inherits it with the fork (installing it in
@@ -223,7 +223,9 @@ class ZygoteGone(RuntimeError):
 class Zygote:
     """The worker's handle on the zygote and the blank children it keeps ready."""
 
-    def __init__(self, scratch: str, confined: bool = False) -> None:
+    def __init__(self, scratch: str, readable: list[str] | None = None) -> None:
+        """`readable`: confine every job (confine.py's filter, and Landlock letting it
+        read these paths and nothing else of the image); None on a host."""
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.pid = os.fork()
         if self.pid == 0:
@@ -240,7 +242,7 @@ class Zygote:
                             os.close(fd)
                         except OSError:
                             pass
-                _zygote_main(child_end, scratch, confined)
+                _zygote_main(child_end, scratch, readable)
             finally:
                 os._exit(0)
         child_end.close()

@@ -167,3 +167,53 @@ def test_the_sandbox_s_identity_is_the_same_in_every_session(sandbox_opener):
             opened.close()
     assert identities[0] == identities[1]
     assert identities[0]["page_cache_warmed"]["files"] > 0
+
+
+@pytest.mark.docker
+def test_every_worker_allows_exactly_what_the_warm_up_read(docker_sandbox):
+    """The warm-up container and each worker compute the allow list separately (same
+    function, same imports); the pool checks each worker's greeting against the warm-up's
+    report, so a worker that would let a job read a file the warm-up left cold never
+    runs a job. Here: the list a started worker announced is the warm-up's, and a list
+    with one more folder is refused."""
+    import sandbox.docker_backend as docker_backend
+
+    [warmed] = [report for report in docker_backend._WARMED.values()]
+    assert warmed["paths"] and all(path.startswith("/") for path in warmed["paths"])
+    assert docker_backend.readable_problem(warmed, {"readable": list(warmed["paths"])}) is None
+    problem = docker_backend.readable_problem(warmed, {"readable": [*warmed["paths"], "/etc"]})
+    assert problem is not None and "/etc" in problem
+    assert docker_backend.readable_problem(warmed, {"readable": None}) is not None
+    # an image from before the warm-up (bench --against-image) reports no list: not checked
+    assert docker_backend.readable_problem({"files": 0}, {"readable": None}) is None
+    [outcome] = docker_sandbox.run(RunRequest("def f():\n    return 1\n", ["assert f() == 1"]))
+    assert outcome.status == "passed", outcome
+
+
+def test_a_pool_whose_worker_greets_wrongly_does_not_start():
+    """The pool's greeting check, on a worker that only pretends (no Docker)."""
+    import json
+
+    from sandbox import Limits, SandboxUnavailable
+    from sandbox._pool import WorkerPool, _Channel
+    from sandbox.worker.protocol import PROTOCOL
+
+    closed: list[bool] = []
+
+    class Greeter(_Channel):
+        def __init__(self) -> None:
+            super().__init__()
+            self._lines.put(json.dumps({"ready": True, "protocol": PROTOCOL, "readable": ["/usr"]}).encode())
+
+        def close(self) -> None:
+            closed.append(True)
+
+    def check(greeting: dict) -> str | None:
+        return None if greeting.get("readable") == ["/usr/lib"] else "reads other files"
+
+    with pytest.raises(SandboxUnavailable, match="cannot be used: reads other files"):
+        WorkerPool(Greeter, size=2, limits=Limits(), jobs_per_worker=1, check_greeting=check)
+    assert closed.count(True) >= 2  # each refused worker is closed, none is kept
+    pool = WorkerPool(Greeter, size=1, limits=Limits(), jobs_per_worker=1,
+                      check_greeting=lambda greeting: None)
+    pool.close()
