@@ -63,19 +63,26 @@ def run_io(worker, job: dict, limits: dict, NotRun) -> dict:
         for fd in (in_r, out_w, err_w):
             os.close(fd)
     worker._ended_job = [pidfd(pid)]
+    # W's ends still open. Each is closed once: a freed number is the next one the
+    # kernel hands out, say to the socket of the blank child the zygote announces during
+    # this job, and a second close would close that instead.
+    ends = {in_w, out_r, err_r}
     try:
-        return _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started)
+        return _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends)
     except ZygoteGone as exc:
         raise NotRun(str(exc)) from None
     finally:
-        for fd in (in_w, out_r, err_r):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        for fd in ends:
+            os.close(fd)
 
 
-def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started) -> dict:
+def _close(fd: int, ends: set[int]) -> None:
+    """Close `fd`, one of W's `ends`, and strike it off (the caller closes the rest)."""
+    ends.remove(fd)
+    os.close(fd)
+
+
+def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends: set[int]) -> dict:
     zygote = worker.zygote
     pending = memoryview(job["stdin"].encode("utf-8"))
     stdout, stderr = Capped(cap), Capped(STDERR_KEPT, tail=True)
@@ -85,7 +92,7 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started) -> dict:
     readers = [out_r, err_r]
     writer_open = True
     if not pending:
-        os.close(in_w)
+        _close(in_w, ends)
         writer_open = False
     deadline = started + timeout
     timed_out = False
@@ -115,7 +122,7 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started) -> dict:
                     raise
                 pending = pending[:0]
             if not pending:
-                os.close(in_w)
+                _close(in_w, ends)
                 writer_open = False
     duration = time.monotonic() - started
     for kill in (os.killpg, os.kill):  # its forks go with it (the clean-up finds the rest)

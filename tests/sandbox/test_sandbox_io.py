@@ -203,3 +203,20 @@ def test_function_and_io_jobs_share_a_worker(sandbox):
     for _ in range(3):
         assert run_io(sandbox, SUM)[0].status == "passed"
         assert_healthy(sandbox)
+
+
+def test_io_jobs_mixed_with_function_jobs_retire_no_worker(make_sandbox):
+    # Each job is answered by the worker that took it: none fails inside the worker (the
+    # pool's rerun on a fresh one would keep the verdicts right and hide the failure). An
+    # io job once closed its stdin pipe twice, the second time the socket of the next
+    # blank child that took the number (test_worker_io_fds.py lays the fds out by hand);
+    # here three workers in turn, each with its own layout, run seven jobs each.
+    sandbox = make_sandbox(workers=1, jobs_per_container=7)
+    program = "import sys\nsys.stdin.read()\nprint(6)\n"
+    function = RunRequest("def f(x):\n    return x + 1\n", ["assert f(1) == 2"])
+    for stdin in ("x\n", "", "3\n1 2 3\n"):
+        assert [o.status for o in sandbox.run(function)] == ["passed"]
+        outcomes = run_io(sandbox, program, [IoCase(stdin, "6\n", label=f"case {i}") for i in range(6)])
+        assert [o.status for o in outcomes] == ["passed"] * 6
+    assert sandbox._pool.retired == []
+    assert sandbox.replacements == 2  # worn out after seven jobs each, and nothing else
