@@ -361,6 +361,70 @@ def test_a_host_wide_counter_carries_nothing_to_a_later_job(name, sandbox_opener
         sandbox.close()
 
 
+# State the kernel keeps for the container that a sender job sets to a secret symbol and
+# the next job reads back (sandbox/README.md, residual channels): `send(symbol)` (True
+# when it could aim) and `receive()` (the symbol read, None when it reads nothing), and
+# how many symbols there are. Each pair of jobs runs on one worker, so the receiver is
+# in the sender's container.
+SENT_SECRETS = {
+    # se.vruntime in /proc/<pid>/sched: a task placed on a CPU's run queue starts at
+    # the average virtual runtime of the container's tasks there, which grows with all
+    # the CPU time the container used. The sender, pinned to a CPU, burns CPU until its
+    # own vruntime is its symbol's slot modulo the period; the receiver pins itself to
+    # the same CPU and reads its own (the worker's work between them adds 2-16 ms).
+    "the scheduler's virtual runtime of the container's cgroup": (
+        "import os\n"
+        "PERIOD, SLOT = 256.0, 32.0\n"  # ms: 8 symbols, 3 bits a job
+        "def vruntime():\n"
+        "    me = os.getpid()\n"
+        "    for path in ('/proc/self/sched', '/proc/thread-self/sched', f'/proc/{me}/sched',\n"
+        "                 f'/proc/{me}/task/{me}/sched'):\n"
+        "        try:\n"
+        "            with open(path) as lines:\n"
+        "                for line in lines:\n"
+        "                    if line.startswith('se.vruntime'):\n"
+        "                        return float(line.split(':')[1])\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    return None\n"
+        "def pin():\n"
+        "    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+        "def send(symbol):\n"
+        "    pin()\n"
+        "    target = symbol * SLOT + SLOT / 4\n"  # early in its slot: the worker's work comes on top
+        "    while (now := vruntime()) is not None:\n"
+        "        if (now - target) % PERIOD < 1.0:\n"
+        "            return True\n"
+        "    return False\n"
+        "def receive():\n"
+        "    pin()\n"
+        "    now = vruntime()\n"
+        "    return None if now is None else int(now % PERIOD // SLOT)\n",
+        8),
+}
+PAIRS = 10
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("name", list(SENT_SECRETS))
+def test_a_secret_sent_through_the_container_s_kernel_state_is_not_received(name, sandbox_opener):
+    """The receiver decodes the sender's symbol no better than chance (1 in 8): it reads
+    nothing. Before /proc was closed to jobs, 10 of 10 were decoded."""
+    code, symbols = SENT_SECRETS[name]
+    sandbox = sandbox_opener("docker", workers=1)
+    try:
+        pairs = []
+        for _ in range(PAIRS):
+            secret = secrets.randbelow(symbols)
+            [sent] = sandbox.run(RunRequest(code, [f"assert send({secret}) is None"], timeout_s=10))
+            [received] = sandbox.run(RunRequest(code, ["assert receive() == -1"], timeout_s=10))
+            pairs.append((secret, _got(sent), _got(received)))
+        hits = sum(secret == got for secret, _, got in pairs)
+        assert hits < PAIRS / 2, pairs  # chance: 1.25 of 10
+    finally:
+        sandbox.close()
+
+
 # What a job's process may not do in a container (confine.py), in the program's
 # process and in the test's: each line is a call and the errno it must fail with.
 REFUSED_CALLS = (
