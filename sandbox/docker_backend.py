@@ -39,7 +39,9 @@ DOCKER_MASKED_PATHS = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys"
 # /proc/sys/fs, and the same again per NUMA node and block device under /sys). No
 # program needs them; the worker reads only /proc/<pid>, /proc/sys/kernel/ns_last_pid,
 # /proc/net and /proc/sysvipc. Files become empty, folders empty and read-only (a
-# masked /proc/stat leaves os.cpu_count() to the CPU affinity: the same answer).
+# masked /proc/stat leaves os.cpu_count() to the CPU affinity: the same answer). A job
+# cannot open anything under /proc or /sys anyway (worker/landlock.py): the masks are a
+# second line.
 HOST_COUNTER_PATHS = (
     "/proc/stat", "/proc/vmstat", "/proc/loadavg", "/proc/meminfo", "/proc/uptime", "/proc/diskstats",
     "/proc/interrupts", "/proc/softirqs", "/proc/zoneinfo", "/proc/buddyinfo", "/proc/pagetypeinfo",

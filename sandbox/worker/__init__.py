@@ -38,7 +38,8 @@ Modules, one per process role and concern (standard library only):
     scratch     emptying the scratch folder
     traces      kernel counters no wipe resets: noticed after a job, the worker retires
     confine     the seccomp filter of every job's process: no counter of the whole host moves
-    landlock    the files a job may read (all in the page cache before any job runs) and write
+    landlock    the files a job may read (all in the page cache before any job runs) and write;
+                nothing of /proc or /sys
     warm        the warm-up container: reads every file landlock allows into the page cache
     assertions  the test's asserts, compiled so a failed one shows the value observed
     child       a blank child taking its job (P or T)

@@ -1,12 +1,23 @@
 """A Landlock ruleset every process of a job runs under (in a container only): it may
 read and execute only the Python installation and the libraries it uses, write only
-the scratch tmpfs (/tmp) and /dev/shm, and use the pseudo filesystems (/proc, /sys,
-/dev). Every regular file it may read is read once by a warm-up container before the
-pool runs a job (`warm.py`), so every page a job can read is already in the host's
-page cache: a job can neither load a cold page (a bit a later job, in any container,
-would read back by timing a read) nor evict one (`confine.py` refuses fadvise and the
-madvise calls that page out; the pages are charged to the warm-up container's memory
-cgroup, which no job's memory pressure reclaims).
+the scratch tmpfs (/tmp) and /dev/shm, and read and write the devices of /dev (null,
+zero, urandom, ...). Every regular file it may read is read once by a warm-up container
+before the pool runs a job (`warm.py`), so every page a job can read is already in the
+host's page cache: a job can neither load a cold page (a bit a later job, in any
+container, would read back by timing a read) nor evict one (`confine.py` refuses
+fadvise and the madvise calls that page out; the pages are charged to the warm-up
+container's memory cgroup, which no job's memory pressure reclaims).
+
+/proc and /sys are not allowed at all: no file or folder beneath them opens (EACCES),
+so no job reads a counter the kernel keeps there. The scheduler's virtual runtime of
+the container's cgroup (`se.vruntime` in /proc/self/sched: it grows with all the CPU
+time the container used, so a job that burns CPU until it reads a chosen value carried
+~5 bits to the next job) is the one that motivated it; the statistics of the network
+namespace, the process table and every other process's state go with it. What is left
+of /proc to a job is what Landlock does not check: `stat` and `readlink` (a link such as
+/proc/self/fd/<n> or /dev/stdin opens the object it names, checked there: a pipe or
+socket opens, as objects of internal filesystems always do). W and the zygote are not
+under the ruleset and keep reading /proc.
 
 `readable_paths()` is the one list both use: the allow list here, the walk there.
 
@@ -34,13 +45,16 @@ _MAKE_AND_REMOVE = sum(1 << bit for bit in range(4, 13))  # remove/make dir, fil
 REFER, TRUNCATE = 1 << 13, 1 << 14  # ABI 2 (links and renames across folders), ABI 3
 _FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE  # all a rule on a file may name
 
-# Folders whose files are not in the page cache (pseudo filesystems) or are the job's
-# own (the tmpfs mounts), with what a job may do there. /dev/shm is under /dev: its own
+# Folders whose files are not in the page cache (/dev: devices) or are the job's own
+# (the tmpfs mounts), with what a job may do there. /dev/shm is under /dev: its own
 # rule adds the rights to make and remove files.
 _READ = READ_FILE | READ_DIR
-_PSEUDO = {"/proc": _READ | WRITE_FILE | TRUNCATE, "/sys": _READ,
-           "/dev": _READ | WRITE_FILE | TRUNCATE}
+_PSEUDO = {"/dev": _READ | WRITE_FILE | TRUNCATE}
 _SCRATCH = ("/tmp", "/dev/shm")
+# Never allowed, nor anything beneath them: /proc and /sys are the kernel's counters
+# (the scheduler's vruntime of the container in /proc/self/sched, the host's and the
+# namespace's statistics), which a job could move and a later one read back.
+_CLOSED = ("/proc", "/sys")
 # Single files outside the installation that the C library or Python read on demand:
 # the dynamic loader's cache (ctypes.CDLL by name), the local time zone, the user and
 # group names (pwd, grp, getpass), the name service switch that says where they are.
@@ -105,9 +119,9 @@ def readable_paths() -> list[str]:
     paths |= {os.path.dirname(os.__file__), os.path.dirname(os.path.realpath(sys.executable))}
     paths |= _mapped_folders()
     paths |= {"/usr/lib/locale", "/usr/local/bin", "/usr/bin", "/bin", *_ZONEINFO, *_SYSTEM_FILES}
-    scratch_or_pseudo = (*_PSEUDO, *_SCRATCH)
+    not_cached = (*_PSEUDO, *_SCRATCH, *_CLOSED)
     return [path for path in _covering(paths)
-            if not any(path == top or path.startswith(top + "/") for top in scratch_or_pseudo)]
+            if not any(path == top or path.startswith(top + "/") for top in not_cached)]
 
 
 def _add_rule(ruleset: int, path: str, access: int) -> None:

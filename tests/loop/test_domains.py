@@ -22,12 +22,13 @@ from tests.loop.helpers import ADD, ADD_TESTS, LESSON, kind, run
 from tests.loop.test_io_tasks import role
 
 # The worker running this process: the container's hostname is its id; a process
-# worker is the program's grandparent (the worker forks a zygote, which forks it).
+# worker is the program's grandparent (the worker forks a zygote, which forks it), the
+# leader of the zygote's process group (no /proc: a container's job cannot read it).
 WORKER = (
     "import os, socket\n"
     "def worker():\n"
     "    zygote = os.getppid()\n"
-    "    pid = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+    "    pid = os.getpgid(zygote)\n"
     "    return socket.gethostname() if pid == 1 else str(pid)\n"
 )
 TELLS = f"```python\n{WORKER}def add(a, b):\n    return 'WORKER=' + worker()\n```"

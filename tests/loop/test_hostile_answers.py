@@ -77,8 +77,12 @@ HOSTILE_ANSWERS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "killing the worker and the test's process at import": (
         "import os, signal\n\n"
+        "def _pids():\n"
+        "    try:\n        return [int(p) for p in os.listdir('/proc') if p.isdigit()]\n"
+        "    except OSError:  # closed to a job in a container, where PIDs are few and small\n"
+        "        return range(2, os.getpid() + 1000)\n\n"
         "def _kill_all():\n"
-        "    for pid in [1, os.getppid()] + [int(p) for p in os.listdir('/proc') if p.isdigit()]:\n"
+        "    for pid in [1, os.getppid(), *_pids()]:\n"
         "        if pid != os.getpid():\n"
         "            try:\n                os.kill(pid, signal.SIGKILL)\n            except OSError:\n                pass\n\n"
         "def add(a, b):\n    return 0\n\n"

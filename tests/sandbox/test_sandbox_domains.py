@@ -22,11 +22,12 @@ from sandbox.worker.protocol import PROTOCOL
 from tests.helpers import run_in_threads, wait_until
 
 # Prints the worker that runs it: the container's hostname is its id; a process worker
-# is the program's grandparent (the worker forks a zygote, which forks the program).
+# is the program's grandparent (the worker forks a zygote, which forks the program), found
+# as the leader of the zygote's process group (no /proc: a container's job cannot read it).
 WHO = (
     "import os, socket\n"
     "zygote = os.getppid()\n"
-    "worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+    "worker = os.getpgid(zygote)\n"
     "print(socket.gethostname() if worker == 1 else worker)\n"
 )
 # Test texts, all run against WHO. Each names its worker on stdout (the program's own
@@ -38,7 +39,7 @@ RETIRE = "import os\nfor _ in range(5):\n    pid = os.fork()\n    if pid == 0:\n
 KILL = (
     "import os, signal\n"
     "zygote = os.getppid()\n"
-    "worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+    "worker = os.getpgid(zygote)\n"
     "os.kill(worker, signal.SIGKILL)\n"
 )
 

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from sandbox import IoCase, RunRequest, Sandbox, TestOutcome
+from tests.helpers import OWN_MEMORY
 from tests.sandbox.test_sandbox_conformance import assert_healthy
 
 SUM = "n = int(input())\nprint(sum(map(int, input().split())))\n"
@@ -73,8 +74,12 @@ SECRET = "expected-" + os.urandom(6).hex()
 
 # Looks everywhere a program could find the expected output: its descriptors, its
 # environment, every process's command line, environment and memory it can open,
-# the files it can reach. Prints whatever it finds (that would be the answer).
-READ_EXPECTED = r"""
+# the files it can reach. Prints whatever it finds (that would be the answer), then
+# how many processes it looked at and whether /proc was closed to it. In a container
+# (no /proc for a job: worker/landlock.py) it finds the processes by their PIDs, which
+# are few and small there, and reads their memory at the addresses of its own mappings
+# (every process of the container is a fork of the worker: the same layout).
+READ_EXPECTED = OWN_MEMORY + r"""
 import os, re, time
 found = []
 walk_until = time.monotonic() + 4.0  # the file hunt is bounded: a host's /tmp may hold anything
@@ -95,18 +100,40 @@ def parent_of(pid):
         return int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])
     except OSError:  # gone while we looked
         return -1
-everyone = [p for p in os.listdir('/proc') if p.isdigit()]
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        pass
+    return True
+try:
+    everyone, refused = [int(p) for p in os.listdir('/proc') if p.isdigit()], False
+except PermissionError:
+    everyone, refused = [pid for pid in range(1, os.getpid() + 1000) if alive(pid)], True
 zygote = os.getppid()
 if not ALL_PROCESSES:  # the worker, the zygote and the zygote's children only
-    everyone = [str(parent_of(zygote)), str(zygote)] + [p for p in everyone if parent_of(int(p)) == zygote]
+    everyone = [parent_of(zygote), zygote] + [p for p in everyone if parent_of(p) == zygote]
+class IOVec(ctypes.Structure):
+    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]
+_libc.process_vm_readv.restype = ctypes.c_ssize_t
+def read_other(pid, start, end):
+    buffer = ctypes.create_string_buffer(min(end - start, 1 << 20))
+    local, remote = IOVec(ctypes.addressof(buffer), len(buffer)), IOVec(start, len(buffer))
+    got = _libc.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+    return buffer.raw[:got] if got > 0 else b''
+mine = memory_ranges() if READ_MEMORY else []
 for pid in everyone:
     for name in ('cmdline', 'environ'):
         try:
             look(open(f'/proc/{pid}/{name}', 'rb').read())
         except OSError:
             pass
-    if not READ_MEMORY:
+    if not READ_MEMORY or pid == os.getpid():
         continue
+    for start, end in mine:
+        look(read_other(pid, start, end))
     try:
         maps = open(f'/proc/{pid}/maps').read().splitlines()
         mem = open(f'/proc/{pid}/mem', 'rb')
@@ -129,6 +156,7 @@ for root in ('.', '/tmp', os.path.expanduser('~')):
             except OSError:
                 pass
 print(found[0] if found else 'nothing')
+print(len(everyone), 'processes, /proc', 'refused' if refused else 'read')
 """
 
 
@@ -141,7 +169,12 @@ def test_hostile_reading_the_expected_output(sandbox, backend):
     program = f"ALL_PROCESSES = READ_MEMORY = {contained}\n" + READ_EXPECTED
     [outcome] = run_io(sandbox, program, [IoCase("give me the answer\n", SECRET + "\n")], timeout_s=10.0)
     assert outcome.status == "failed", outcome
-    assert SECRET not in outcome.output and outcome.output == "nothing\n"
+    answer, looked = outcome.output.splitlines()
+    assert SECRET not in outcome.output and answer == "nothing"
+    processes = int(looked.split()[0])
+    # The worker, the zygote, the program and the blank children kept ready, at least;
+    # in a container found without /proc, which is closed to the job.
+    assert processes >= 3 and looked.endswith("refused" if contained else "read"), looked
     assert_healthy(sandbox)
 
 

@@ -111,12 +111,16 @@ CHANNELS = {
         "def load():\n    n = 0\n    while libc.msgget(0x5EED00 + n, 0) >= 0:\n        n += 1\n    return n\n",
         ("docker",)),
     "an abstract unix socket held by a daemon": (
-        f"import socket, time\nTOKEN = {secrets.token_hex(4)!r}\n"
+        f"import errno, socket, time\nTOKEN = {secrets.token_hex(4)!r}\n"
         "def store(n):\n    if os.fork() == 0:\n        os.setpgid(0, 0)\n        if os.fork() == 0:\n"
         "            s = socket.socket(socket.AF_UNIX)\n            s.bind(f'\\0memory-{TOKEN}-{n}')\n"
         "            time.sleep(60)\n        os._exit(0)\n    os.wait()\n    time.sleep(0.2)\n"
-        "def load():\n    for row in open('/proc/net/unix').read().split('\\n'):\n"
-        "        if f'@memory-{TOKEN}-' in row:\n            return int(row.rsplit('-', 1)[1])\n    return 0\n",
+        # Which name is taken: binding it again says so (the table in /proc/net/unix is
+        # closed to a job in a container).
+        "def load():\n    for n in range(1, 100):\n        probe = socket.socket(socket.AF_UNIX)\n        try:\n"
+        "            probe.bind(f'\\0memory-{TOKEN}-{n}')\n        except OSError as exc:\n"
+        "            if exc.errno == errno.EADDRINUSE:\n                return n\n            raise\n"
+        "        finally:\n            probe.close()\n    return 0\n",
         ("process", "docker")),
     "TCP connections in TIME_WAIT": (
         "import socket\n"
@@ -144,8 +148,9 @@ CHANNELS = {
         ("docker",)),
 }
 # Channels a job's process cannot even open in a container (confine.py refuses SysV
-# shared memory and every socket family but AF_UNIX): no control within a job, but the
-# tests still check that nothing crosses. The cgroup's counters are masked.
+# shared memory and every socket family but AF_UNIX; landlock.py refuses every file of
+# /proc and /sys, /proc/net included): no control within a job, but the tests still
+# check that nothing crosses. The cgroup's counters are masked.
 NOT_WITHIN_A_JOB = {"the cgroup's memory high-water mark", "SysV shared memory segments",
                     "TCP connections in TIME_WAIT", "loopback packet counters"}
 CHANNEL_CASES = [pytest.param(name, backend, id=f"{backend}-{name}", marks=[pytest.mark.docker] if backend == "docker" else [])
@@ -161,8 +166,9 @@ LEARNER = (
 @pytest.mark.parametrize("name, backend", CHANNEL_CASES)
 def test_a_program_graded_again_and_again_learns_nothing(name, backend, sandbox_opener):
     code, _ = CHANNELS[name]
-    if name in NOT_WITHIN_A_JOB:  # a refused call fails the store, not the grading
-        code += "_store = store\ndef store(n):\n    try:\n        _store(n)\n    except OSError:\n        pass\n"
+    if name in NOT_WITHIN_A_JOB:  # a refused call fails the store, not the grading; a refused read finds nothing
+        code += ("_store, _load = store, load\ndef store(n):\n    try:\n        _store(n)\n    except OSError:\n        pass\n"
+                 "def load():\n    try:\n        return _load()\n    except OSError:\n        return 0\n")
     program = "import os\n" + code + LEARNER
     sandbox = sandbox_opener(backend, workers=1)
     try:
@@ -251,9 +257,12 @@ COUNTERS = {
         "def bump(n):\n    try:\n        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n    except OSError:\n"
         "        return\n    for _ in range(n):\n        try:\n            s.sendto(b'x', ('10.1.2.3', 9))\n"
         "        except OSError:\n            pass\n",
-        "def read():\n    lines = open('/proc/net/snmp').read().split('\\n')\n"
+        "def read():\n    try:\n        lines = open('/proc/net/snmp').read().split('\\n')\n    except OSError:\n"
+        "        return None\n"
         "    names, values = lines[0].split(), lines[1].split()\n    return int(values[names.index('OutNoRoutes')])\n"),
 }
+# Counters a job cannot read at all: /proc/net is closed to it (landlock.py).
+UNREADABLE_IN_A_JOB = {"the IP counters of the network namespace (OutNoRoutes)"}
 
 
 @pytest.mark.docker
@@ -268,7 +277,10 @@ def test_a_counter_moved_by_one_job_tells_the_next_nothing(name, sandbox_opener)
             assert run_one(sandbox, program, f"bump({amount})\nassert read() == -1").status == "failed"
             outcome = run_one(sandbox, program, "assert read() == -1")
             assert outcome.status == "failed", outcome
-            seen[amount] = int(outcome.detail.rsplit("# got ", 1)[1])
+            seen[amount] = ast.literal_eval(outcome.detail.rsplit("# got ", 1)[1])
+        if name in UNREADABLE_IN_A_JOB:  # nothing to tell the next job anything with
+            assert seen == {3: None, 40: None}, seen
+            return
         # A fresh container's own start can differ by a PID (its first forks race);
         # without the retirement the second reading would be 37 steps past the first.
         assert abs(seen[40] - seen[3]) <= 2, seen
@@ -294,7 +306,8 @@ HOST_PRELUDE = (
 HOST_COUNTERS = {
     "the host's fork count (/proc/stat processes)": (
         "def bump(n):\n    forks(n)\n",
-        "def read():\n    for line in open('/proc/stat').read().split('\\n'):\n"
+        "def read():\n    try:\n        text = open('/proc/stat').read()\n    except OSError:\n        return None\n"
+        "    for line in text.split('\\n'):\n"
         "        if line.startswith('processes '):\n            return int(line.split()[1])\n    return None\n"),
     "a pidfd's inode number (every process and thread the host made)": (
         "def bump(n):\n    for _ in range(n):\n        t = threading.Thread(target=int)\n        t.start()\n        t.join()\n",
@@ -314,7 +327,8 @@ HOST_COUNTERS = {
         "def read():\n    try:\n        return cookie()\n    except OSError:\n        return None\n"),
     "the host's session count (the scheduler's autogroup numbers)": (
         "def bump(n):\n    forks(n, os.setsid)\n",
-        "def read():\n    return int(open('/proc/self/autogroup').read().split()[0].rsplit('-', 1)[1])\n"),
+        "def read():\n    try:\n        text = open('/proc/self/autogroup').read()\n    except OSError:\n        return None\n"
+        "    return int(text.split()[0].rsplit('-', 1)[1])\n"),
 }
 
 
@@ -339,8 +353,74 @@ def test_a_host_wide_counter_carries_nothing_to_a_later_job(name, sandbox_opener
             [received] = sandbox.run(RunRequest(program, ["assert read() == -2"], timeout_s=20))
             before, after = _got(sent), _got(received)
             moves[amount] = None if None in (before, after) else after - before
-        if None not in moves.values():  # readable: the bump must not show through the noise
+        if None in moves.values():  # the job cannot read it at all, before or after
+            assert set(moves.values()) == {None}, moves
+        else:  # readable: the bump must not show through the noise
             assert abs(moves[1000] - moves[3]) < 500, moves
+    finally:
+        sandbox.close()
+
+
+# State the kernel keeps for the container that a sender job sets to a secret symbol and
+# the next job reads back (sandbox/README.md, residual channels): `send(symbol)` (True
+# when it could aim) and `receive()` (the symbol read, None when it reads nothing), and
+# how many symbols there are. Each pair of jobs runs on one worker, so the receiver is
+# in the sender's container.
+SENT_SECRETS = {
+    # se.vruntime in /proc/<pid>/sched: a task placed on a CPU's run queue starts at
+    # the average virtual runtime of the container's tasks there, which grows with all
+    # the CPU time the container used. The sender, pinned to a CPU, burns CPU until its
+    # own vruntime is its symbol's slot modulo the period; the receiver pins itself to
+    # the same CPU and reads its own (the worker's work between them adds 2-16 ms).
+    "the scheduler's virtual runtime of the container's cgroup": (
+        "import os\n"
+        "PERIOD, SLOT = 256.0, 32.0\n"  # ms: 8 symbols, 3 bits a job
+        "def vruntime():\n"
+        "    me = os.getpid()\n"
+        "    for path in ('/proc/self/sched', '/proc/thread-self/sched', f'/proc/{me}/sched',\n"
+        "                 f'/proc/{me}/task/{me}/sched'):\n"
+        "        try:\n"
+        "            with open(path) as lines:\n"
+        "                for line in lines:\n"
+        "                    if line.startswith('se.vruntime'):\n"
+        "                        return float(line.split(':')[1])\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    return None\n"
+        "def pin():\n"
+        "    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+        "def send(symbol):\n"
+        "    pin()\n"
+        "    target = symbol * SLOT + SLOT / 4\n"  # early in its slot: the worker's work comes on top
+        "    while (now := vruntime()) is not None:\n"
+        "        if (now - target) % PERIOD < 1.0:\n"
+        "            return True\n"
+        "    return False\n"
+        "def receive():\n"
+        "    pin()\n"
+        "    now = vruntime()\n"
+        "    return None if now is None else int(now % PERIOD // SLOT)\n",
+        8),
+}
+PAIRS = 10
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("name", list(SENT_SECRETS))
+def test_a_secret_sent_through_the_container_s_kernel_state_is_not_received(name, sandbox_opener):
+    """The receiver decodes the sender's symbol no better than chance (1 in 8): it reads
+    nothing. Before /proc was closed to jobs, 10 of 10 were decoded."""
+    code, symbols = SENT_SECRETS[name]
+    sandbox = sandbox_opener("docker", workers=1)
+    try:
+        pairs = []
+        for _ in range(PAIRS):
+            secret = secrets.randbelow(symbols)
+            [sent] = sandbox.run(RunRequest(code, [f"assert send({secret}) is None"], timeout_s=10))
+            [received] = sandbox.run(RunRequest(code, ["assert receive() == -1"], timeout_s=10))
+            pairs.append((secret, _got(sent), _got(received)))
+        hits = sum(secret == got for secret, _, got in pairs)
+        assert hits < PAIRS / 2, pairs  # chance: 1.25 of 10
     finally:
         sandbox.close()
 
@@ -409,8 +489,9 @@ HOST_FILES = ("/proc/stat", "/proc/vmstat", "/proc/loadavg", "/proc/meminfo", "/
 
 @pytest.mark.docker
 def test_the_host_s_counters_are_masked(docker_sandbox):
-    """Files and folders of host-wide counters are empty in a container (Docker's own
-    masked paths too); numpy, pytest and os.cpu_count() work without them."""
+    """Files and folders of host-wide counters are unreadable in a container: masked
+    (Docker's own masked paths too), and closed to a job with the rest of /proc and
+    /sys (landlock.py); numpy, pytest and os.cpu_count() work without them."""
     program = (
         "import os\n"
         f"PATHS = {HOST_FILES!r}\n"

@@ -15,11 +15,11 @@ from tests.helpers import run_in_threads, wait_until
 ADD = "def add(a, b):\n    return a + b\n"
 # Prints something that names the worker: the container's hostname is its id; a
 # process worker is the program's grandparent (the worker forks a zygote, which forks
-# the program's process).
+# the program's process), the leader of the zygote's process group (no /proc needed).
 WHO = (
     "import os, socket\n"
     "zygote = os.getppid()\n"
-    "worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+    "worker = os.getpgid(zygote)\n"
     "print(socket.gethostname() if worker == 1 else worker)"
 )
 
@@ -126,11 +126,12 @@ def test_a_worker_that_stops_answering_is_replaced(backend, make_sandbox, monkey
         client.close()
         test = "pass"
     else:
-        # the program's grandparent: the worker (its parent is the zygote)
+        # the program's grandparent: the worker (its parent is the zygote), which leads
+        # the zygote's process group
         test = (
             "import os, signal\n"
             "zygote = os.getppid()\n"
-            "worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+            "worker = os.getpgid(zygote)\n"
             "os.kill(worker, signal.SIGSTOP)"
         )
     [outcome] = sandbox.run(RunRequest("", [test], timeout_s=1.0))

@@ -13,7 +13,7 @@ import secrets
 import pytest
 
 from sandbox import RunRequest, TestOutcome
-from tests.helpers import WORKER_PROCESSES
+from tests.helpers import JOB_LEFTOVERS, OWN_MEMORY, WORKER_PROCESSES
 
 ADD = "def add(a, b):\n    return a + b\n"
 
@@ -182,17 +182,10 @@ def test_the_program_never_sees_the_test_text(sandbox):
     """The hidden test's text is in no process where model code runs: not in
     linecache, frames, gc, nor anywhere in the program's own memory."""
     secret = "SECRET-" + secrets.token_hex(8)
-    program = (
-        "import ctypes, gc, linecache, re, sys\n"
-        "def memory():\n"
-        "    found = b''\n"
-        "    for line in open('/proc/self/maps'):\n"
-        "        parts = line.split()\n"
-        "        name = parts[5] if len(parts) > 5 else ''\n"
-        "        if 'r' in parts[1] and name in ('', '[heap]', '[stack]'):\n"
-        "            start, end = (int(x, 16) for x in parts[0].split('-'))\n"
-        "            found += ctypes.string_at(start, end - start)\n"
-        "    return found\n"
+    # The scan must find a match the program planted in its own memory, or it saw nothing.
+    program = OWN_MEMORY + (
+        "import gc, linecache, sys\n"
+        "PLANTED = bytearray(b'SEC' + b'RET-' + b'0f' * 8)\n"
         "def steal():\n"
         "    seen = [str(linecache.cache)]\n"
         "    frame = sys._getframe()\n"
@@ -200,9 +193,13 @@ def test_the_program_never_sees_the_test_text(sandbox):
         "        seen.append(repr(frame.f_locals)[:10000])\n"
         "        frame = frame.f_back\n"
         "    seen += [o for o in gc.get_objects() if isinstance(o, str)]\n"
-        "    text = '\\n'.join(seen).encode() + memory()\n"
-        "    found = re.search(b'SEC' + b'RET-[0-9a-f]{16}', text)\n"
-        "    return found.group().decode() if found else 'nothing'\n"
+        "    pattern = b'SEC' + b'RET-[0-9a-f]{16}'\n"
+        "    found = set(re.findall(pattern, '\\n'.join(seen).encode()))\n"
+        "    in_memory = memory_holding(pattern)\n"
+        "    if bytes(PLANTED) not in in_memory:\n"
+        "        return 'the memory scan missed what it planted'\n"
+        "    found = (found | in_memory) - {bytes(PLANTED)}\n"
+        "    return min(found).decode() if found else 'nothing'\n"
     )
     outcome = run_one(sandbox, program, f"assert steal() == {secret!r}")
     assert outcome.status == "failed", outcome
@@ -216,16 +213,9 @@ def test_a_model_written_test_cannot_read_an_earlier_hidden_test(make_sandbox):
     secret = "HIDDEN-" + secrets.token_hex(8)
     hidden = run_one(sandbox, ADD, f"assert add(1, 1) == 2, {secret!r}")
     assert hidden.status == "passed"
-    scan = (
-        "import ctypes\n"
-        "found = b''\n"
-        "for line in open('/proc/self/maps'):\n"
-        "    parts = line.split()\n"
-        "    if 'r' in parts[1] and (len(parts) < 6 or parts[5] in ('[heap]', '[stack]')):\n"
-        "        start, end = (int(x, 16) for x in parts[0].split('-'))\n"
-        "        found += ctypes.string_at(start, end - start)\n"
-        "import re\n"
-        "assert re.search(b'HIDDEN' + b'-[0-9a-f]{16}', found) is None"
+    scan = OWN_MEMORY + (  # it finds what it planted, and nothing else
+        "PLANTED = bytearray(b'HIDDEN' + b'-' + b'0f' * 8)\n"
+        "assert memory_holding(b'HIDDEN' + b'-[0-9a-f]{16}') == {bytes(PLANTED)}"
     )
     model_test = run_one(sandbox, ADD, scan)
     assert model_test.status == "passed", model_test
@@ -591,18 +581,10 @@ def test_nothing_carries_over_between_tests(backend, make_sandbox):
     assert run_one(sandbox, leave, "assert f() == 1").status == "passed"
     outcome = run_one(sandbox, check, "assert state() == (False, False, False, False, [])")
     assert outcome.status == "passed", outcome
-    leftovers = run_one(
-        sandbox,
-        "import os\ndef sleepers():\n"
-        "    names = []\n"
-        "    for pid in filter(str.isdigit, os.listdir('/proc')):\n"
-        "        try:\n            names.append(open(f'/proc/{pid}/cmdline', 'rb').read())\n"
-        "        except OSError:\n            pass\n"
-        "    return sum(name.startswith(b'sleep') for name in names)\n",
-        "assert sleepers() == 0",
-    )
-    if backend == "docker":  # on a host other users' sleeps may be visible
-        assert leftovers.status == "passed", leftovers
+    # The sleep left running, or any other process of the first job (tests/helpers.py:
+    # on a host, the worker's children, so other users' processes do not count).
+    leftovers = run_one(sandbox, JOB_LEFTOVERS, "assert leftovers(os.getpid()) == []")
+    assert leftovers.status == "passed", leftovers
     # In a container, the first job's fork and file moved counters no wipe resets (the
     # PID and inode counters): its worker retired, and the next jobs ran on a fresh one.
     assert sandbox.replacements == (1 if backend == "docker" else 0)
@@ -629,11 +611,10 @@ def test_a_directory_1100_levels_deep_is_cleaned_up(backend, make_sandbox):
 
 def test_signals_from_the_code_do_not_stop_the_worker(backend, make_sandbox):
     sandbox = make_sandbox(workers=1)
-    targets = "{os.getppid(), ancestor(os.getppid())}" + (" | {1}" if backend == "docker" else "")
+    # The zygote and the worker, which leads the zygote's process group.
+    targets = "{os.getppid(), os.getpgid(os.getppid())}" + (" | {1}" if backend == "docker" else "")
     program = (
         "import os, signal\n"
-        "def ancestor(pid):\n"
-        "    return int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])\n"
         "def shout():\n"
         "    sent = 0\n"
         f"    for pid in {targets}:\n"
