@@ -305,6 +305,7 @@ class WorkerPool:
             "max_output_bytes": limits.max_output_bytes,
             "max_file_mb": limits.max_file_mb,
             "pids": limits.pids,
+            "blind": request.blind,
         }
         if isinstance(test, IoCase):  # a whole program on stdin/stdout (worker/io_job.py)
             job.update(kind="io", stdin=test.input, expected=test.expected, compare=request.compare)

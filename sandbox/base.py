@@ -94,6 +94,14 @@ class RunRequest:
     # results must not meet (say, scoring on hidden tests and anything whose result
     # reaches the code's author) in different domains.
     domain: str = DEFAULT_DOMAIN
+    # Verdict-blind grading (the safe default): nothing a process of the job can observe
+    # while it lives depends on whether the program's answers are right. A function test
+    # runs to its end whatever its asserts find (a failed one is recorded; the first is
+    # the verdict), its comparisons of plain data are made only once the program's
+    # processes are gone, and an io test's output is compared only then (README,
+    # "Verdict-blind grading"). False: the first failed assert ends the test, as in one
+    # interpreter (for tests whose verdicts reach the program's author anyway).
+    blind: bool = True
 
 
 @runtime_checkable

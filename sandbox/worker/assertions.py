@@ -5,16 +5,28 @@ the left side is evaluated once, as written, and its value is kept under the ass
 position. When the assert fails, the detail shows that value (`# got ...`); nothing is
 evaluated again, so the program is asked exactly once per call the test makes, and
 cannot tell from a second call that its first answer was rejected.
+
+A verdict-blind test (`compile_blind_test`, for hidden grading) goes further: no assert
+stops it, so the program sees the same calls whatever its answers. Each `assert`
+statement becomes a call that records its outcome in a `Ledger` and lets the test go
+on; a comparison `assert L op R` of plain data is not even evaluated then: both sides
+are copied, and compared once no process of the program is left (the judge asks W for
+that). What the program could time or count while it lives does not depend on whether
+its answers were right.
 """
 from __future__ import annotations
 
 import ast
+import operator
 import types
 
+from .link import Opaque, ProgramBroke, Remote, _Handle
 from .protocol import DETAIL_MAX, TEST_FILE
 from .text import exception_line, one_line, short_repr
 
 OBSERVER = "__sandbox_observed__"  # a dunder name: never asked of the program
+COMPARE = "__sandbox_compare__"  # blind: `assert L op R`, recorded (dunder names, never asked of the program)
+CHECK = "__sandbox_check__"  # blind: any other assert, evaluated when met and recorded
 
 
 def compile_test(source: str) -> tuple[types.CodeType, dict]:
@@ -35,6 +47,22 @@ def compile_test(source: str) -> tuple[types.CodeType, dict]:
             rewritten = True
     code = compile(tree if rewritten else source, TEST_FILE, "exec")
     return code, {}
+
+
+def _bodies(tree: ast.Module):
+    """Every list of statements (a module's, a function's, a loop's, a handler's...)."""
+    stack = [tree.body]
+    while stack:
+        body = stack.pop()
+        yield body
+        for node in body:
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(node, field, None)
+                if type(inner) is list:
+                    stack.append(inner)
+            for field in ("handlers", "cases"):  # except clauses, match cases: their bodies
+                for part in getattr(node, field, None) or ():
+                    stack.append(part.body)
 
 
 def _statements(body: list):
@@ -99,3 +127,182 @@ def failed_assert_detail(exc: AssertionError, test_source: str, values: dict) ->
         return one_line(f"{source}  # got {short_repr(values[key])}")
     message = str(exc)
     return one_line(f"{source}  # {message}" if message else source)
+
+
+# --- verdict-blind tests ------------------------------------------------------------------
+
+# The operators of `assert L op R`, by the index the rewritten call passes; `is` and
+# `is not` last: they take the same time whatever the answer, so they run when met.
+_OPERATOR_NODES = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Is, ast.IsNot)
+_OPERATORS = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+              lambda a, b: a in b, lambda a, b: a not in b, operator.is_, operator.is_not)
+_FIRST_IDENTITY = _OPERATOR_NODES.index(ast.Is)
+_FIRST_MEMBERSHIP = _OPERATOR_NODES.index(ast.In)
+_CHECKED = -1  # the operator of an assert that is not a single comparison
+_ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+_PROGRAM_TYPES = (_Handle, Remote, Opaque)  # what stands in the test for an object of the program
+
+
+def compile_blind_test(source: str) -> tuple[types.CodeType, "Ledger"]:
+    """The test's code with every `assert` statement (nested ones included) made soft:
+    it records its outcome in the returned ledger and the test goes on. The assert's
+    message is never evaluated (it could ask the program only when the assert fails);
+    a constant message still shows in the detail. SyntaxError as compile() raises it."""
+    tree = ast.parse(source, TEST_FILE)
+    asserts: dict[tuple[int, int], ast.Assert] = {}
+    for body in _bodies(tree):
+        for index, node in enumerate(body):
+            if isinstance(node, ast.Assert):
+                key = (node.lineno, node.col_offset)
+                asserts[key] = node
+                body[index] = _soft(node, key)
+    return compile(tree, TEST_FILE, "exec"), Ledger(source, asserts)
+
+
+def _soft(node: ast.Assert, key: tuple[int, int]) -> ast.stmt:
+    """`assert L op R` -> `COMPARE(key, op, L, R)`; `assert X` -> `CHECK(key, X)`: the
+    operands evaluated as written, in the same order."""
+    test = node.test
+    made: list[ast.expr] = [ast.Constant(key)]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        made.append(ast.Constant(_OPERATOR_NODES.index(type(test.ops[0]))))
+        name, operands = COMPARE, [test.left, test.comparators[0]]
+    else:
+        name, operands = CHECK, [test]
+    call = ast.Call(ast.Name(name, ast.Load()), [*made, *operands], [])
+    statement = ast.Expr(call)
+    for new in (statement, call, call.func, *made):
+        ast.copy_location(new, node)
+    return statement
+
+
+class _WhenMet(Exception):
+    """A comparison that may need the program to answer: it is made when met."""
+
+
+# Types of the test's process whose comparisons never ask the program anything and whose
+# values do not change (modules' own value types; pytest's approx).
+_VALUE_MODULES = frozenset({"decimal", "fractions", "datetime", "_pytest.python_api", "numpy"})
+
+
+def _held(value: object, found: list[bool], seen: set[int]) -> object:
+    """`value` as the test sees it now, kept apart from later changes: plain containers
+    copied (their atoms shared: immutable; a numpy array copied), references to the
+    program's objects kept (they compare by identity, in the test's process), the test's
+    own objects kept as they are after a look at their attributes. The cost follows the
+    value's size only. `found` is set to [holds an object of the program, holds an object
+    of the test's own classes]. _WhenMet for anything else (a generator, a map object:
+    comparing it may ask the program for more)."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is list:
+        return [_held(item, found, seen) for item in value]
+    if kind is tuple:
+        return tuple([_held(item, found, seen) for item in value])
+    if kind is dict:
+        return {_held(key, found, seen): _held(item, found, seen) for key, item in value.items()}
+    if kind is set:
+        return {_held(item, found, seen) for item in value}
+    if kind is frozenset:
+        return frozenset([_held(item, found, seen) for item in value])
+    if kind is bytearray:
+        return bytearray(value)
+    if kind in _PROGRAM_TYPES:
+        found[0] = True
+        return value
+    module = getattr(kind, "__module__", None)
+    if module == "__test__":
+        # The test's own object (its class may define __eq__): compared as it is then;
+        # made when met if the program's objects are at hand (its __eq__ could ask them).
+        found[1] = True
+        if id(value) not in seen:
+            seen.add(id(value))
+            try:
+                attributes = object.__getattribute__(value, "__dict__")
+            except AttributeError:
+                attributes = None
+            if type(attributes) is dict:
+                for item in list(attributes.values()):
+                    _held(item, found, seen)
+        return value
+    if type(module) is str and (module in _VALUE_MODULES or module.startswith("numpy.")):
+        return value.copy() if kind.__name__ == "ndarray" else value
+    raise _WhenMet
+
+
+class Ledger:
+    """What a blind test's asserts met, in order: `(key, op, left, right, outcome)`.
+
+    A comparison of plain data is kept with copies of its operands and `outcome` None:
+    it is evaluated by `first_failure`, which the judge calls only once W says that no
+    process of the program is left. So are references to the program's objects inside
+    plain data (they compare by identity, in T) and the test's own objects (kept as they
+    are). A comparison that may need P to answer (`in` an object of the program, the
+    test's own object beside one of the program's, a generator or any value of a type
+    not known to be inert), `is` and `is not` (constant time), and every other assert are
+    evaluated when met; only their outcome is kept then. Recording costs the same whether
+    an assert holds or not.
+    """
+
+    def __init__(self, source: str, asserts: dict[tuple[int, int], ast.Assert]) -> None:
+        self.source = source
+        self.asserts = asserts
+        self.events: list[tuple] = []
+
+    def bind(self, namespace: dict) -> None:
+        namespace[COMPARE] = self.compare
+        namespace[CHECK] = self.check
+
+    def compare(self, key: tuple[int, int], op: int, left: object, right: object) -> None:
+        if op >= _FIRST_IDENTITY:
+            self.events.append((key, op, left, None, _OPERATORS[op](left, right)))
+            return
+        found = [False, False]
+        try:
+            held_left, held_right = _held(left, found, set()), _held(right, found, set())
+            # `in` an object of the program asks the program; so may the test's own
+            # __eq__ given one of them.
+            if (op >= _FIRST_MEMBERSHIP and type(right) in _PROGRAM_TYPES) or (found[0] and found[1]):
+                raise _WhenMet
+        except (_WhenMet, RecursionError):  # (too deep, or cyclic, to copy)
+            self.events.append((key, op, left, None, bool(_OPERATORS[op](left, right))))
+            return
+        self.events.append((key, op, held_left, held_right, None))
+
+    def check(self, key: tuple[int, int], value: object) -> None:
+        self.events.append((key, _CHECKED, None, None, bool(value)))
+
+    def first_failure(self, limit: int | None = None) -> tuple[str, str] | None:
+        """The verdict of the first of the first `limit` asserts that failed (or whose
+        deferred comparison raised); None if none did. Call only once the program's
+        processes are gone. Every deferred comparison is made, whichever fails first, so
+        the work does not end sooner for a wrong answer."""
+        raised: tuple[str, str] | None = None  # a deferred comparison that raised
+        failed: tuple | None = None  # the first failed assert: (key, op, left)
+        for key, op, left, right, outcome in self.events[:limit]:
+            if outcome is None:
+                try:
+                    outcome = bool(_OPERATORS[op](left, right))
+                except BaseException as exc:  # as it would have ended the test there
+                    if failed is None and raised is None:
+                        why = str(exc) if isinstance(exc, ProgramBroke) else exception_line(exc)
+                        raised = ("error", one_line(why))
+                    continue
+            if not outcome and failed is None and raised is None:
+                failed = (key, op, left)
+        if raised is not None:
+            return raised
+        return None if failed is None else ("failed", self._detail(*failed))
+
+    def _detail(self, key: tuple[int, int], op: int, left: object) -> str:
+        """The failed assert's source; a comparison's left side as the test observed it,
+        another assert's constant message."""
+        node = self.asserts.get(key)
+        if node is None:
+            return "assert ..."
+        source = one_line(ast.get_source_segment(self.source, node) or "assert ...", DETAIL_MAX // 2)
+        if op != _CHECKED:
+            return one_line(f"{source}  # got {short_repr(left)}")
+        message = str(node.msg.value) if isinstance(node.msg, ast.Constant) else ""
+        return one_line(f"{source}  # {message}" if message else source)

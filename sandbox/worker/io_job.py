@@ -21,6 +21,7 @@ from .zygote import ZYGOTE_TIMEOUT_S, ZygoteGone, give_job
 STDERR_KEPT = 4096  # bytes of stderr kept (its end: where a traceback says what went wrong)
 ERROR_LINES = 6  # lines of stderr in an error's detail
 ERROR_CHARS = 1200
+KILL_GRACE_S = 5.0  # for W to kill and see gone every process of an io job before it compares
 
 
 def _output_cap(job: dict) -> int:
@@ -34,8 +35,11 @@ def _error_tail(stderr: bytes) -> str:
     return text if len(text) <= ERROR_CHARS else "..." + text[-ERROR_CHARS + 3:]
 
 
-def run_io(worker, job: dict, limits: dict, NotRun) -> dict:
-    """One io test in one fresh blank child; the caller cleans up after the answer."""
+def run_io(worker, job: dict, limits: dict, NotRun, blind: bool) -> dict:
+    """One io test in one fresh blank child; the caller cleans up after the answer.
+
+    Blind (hidden grading): W compares the output only once every process of the job is
+    dead, so no process of the job can time the comparison (or anything after it)."""
     timeout = float(job["timeout_s"])
     cap = _output_cap(job)
     zygote = worker.zygote
@@ -68,7 +72,7 @@ def run_io(worker, job: dict, limits: dict, NotRun) -> dict:
     # this job, and a second close would close that instead.
     ends = {in_w, out_r, err_r}
     try:
-        return _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends)
+        return _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends, blind)
     except ZygoteGone as exc:
         raise NotRun(str(exc)) from None
     finally:
@@ -82,7 +86,7 @@ def _close(fd: int, ends: set[int]) -> None:
     os.close(fd)
 
 
-def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends: set[int]) -> dict:
+def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends: set[int], blind: bool) -> dict:
     zygote = worker.zygote
     pending = memoryview(job["stdin"].encode("utf-8"))
     stdout, stderr = Capped(cap), Capped(STDERR_KEPT, tail=True)
@@ -130,6 +134,10 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends: se
             kill(pid, signal.SIGKILL)
         except OSError:
             pass
+    # Blind: its forks outside its group too, before anything is compared. W's own work,
+    # not the program's time: bounded apart from the job's limit.
+    if blind and not worker.kill_job(worker._ended_job[0], pid, None, time.monotonic() + KILL_GRACE_S):
+        raise RuntimeError("processes of the io job outlived SIGKILL")
     for fd in list(readers):
         pipes[fd].drain(fd)
     text = stdout.data.decode("utf-8", errors="replace")

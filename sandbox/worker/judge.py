@@ -1,5 +1,6 @@
 """T, the test's process: binds the names the test asks about, runs the test, and
-writes the verdict on the report pipe that only T holds.
+writes the verdict on the report pipe that only T holds. In a blind job (hidden grading)
+it judges only once the program's processes are gone (`judge_main`).
 """
 from __future__ import annotations
 
@@ -11,13 +12,17 @@ import linecache
 import os
 import sys
 import types
+from typing import Callable
 
-from .assertions import OBSERVER, compile_test, failed_assert_detail, observer
+from .assertions import OBSERVER, Ledger, compile_blind_test, compile_test, failed_assert_detail, observer
 from .child import flush_stdio
 from .link import Link, Opaque, ProgramBroke, Remote
 from .plain import from_tree
 from .protocol import CHANNEL_FD, NAMES_MAX, PRELUDE_FILE, REPORT_FD, TEST_FILE, WireError, send_frame, write_all
 from .text import exception_line, one_line, short_repr
+
+RELEASE_FD = 5  # in a blind job's T: W writes RELEASED here once every other process of the job is gone
+RELEASED = b"g"
 
 # Modules a test may get by the program's import (`import numpy as np` in the program,
 # `np` in the test): the standard library and the image's scientific packages, imported
@@ -126,16 +131,16 @@ def _global_names(code: types.CodeType) -> set[str]:
     return names
 
 
-def _judge(payload: dict, link: Link) -> tuple[str, str]:
-    """Run the test against the program in P -> (status, detail)."""
+def _cache_sources(payload: dict) -> None:
+    for name, text in ((PRELUDE_FILE, payload.get("prelude") or ""), (TEST_FILE, payload["test"])):
+        linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+
+
+def _prepare(payload: dict, link: Link, code: types.CodeType) -> dict | tuple[str, str]:
+    """The namespace the test's `code` runs in (the prelude run, the program's names
+    bound), or the verdict when the test cannot run: (status, detail)."""
     test, prelude = payload["test"], payload.get("prelude") or ""
     namespace: dict = {"__name__": "__test__", "__builtins__": builtins}
-    for name, text in ((PRELUDE_FILE, prelude), (TEST_FILE, test)):
-        linecache.cache[name] = (len(text), None, text.splitlines(True), name)
-    try:
-        code, observed = compile_test(test)
-    except SyntaxError as exc:
-        return "error", one_line(f"invalid test: {exception_line(exc)}")
     if prelude:
         try:
             exec(compile(prelude, PRELUDE_FILE, "exec"), namespace)
@@ -158,6 +163,21 @@ def _judge(payload: dict, link: Link) -> tuple[str, str]:
     if first.get("op") != "ready":
         return "error", "the program sent an unexpected first message"
     _bind_program_names(namespace, link, first.get("names"), entry_point, own, wanted, test)
+    return namespace
+
+
+def _judge(payload: dict, link: Link) -> tuple[str, str]:
+    """Run the test against the program in P -> (status, detail). The first failed
+    assert ends the test (not blind: internal tests, whose verdicts reach the agent)."""
+    test = payload["test"]
+    _cache_sources(payload)
+    try:
+        code, observed = compile_test(test)
+    except SyntaxError as exc:
+        return "error", one_line(f"invalid test: {exception_line(exc)}")
+    namespace = _prepare(payload, link, code)
+    if isinstance(namespace, tuple):
+        return namespace
     namespace[OBSERVER] = observer(observed)
     try:
         exec(code, namespace)
@@ -177,16 +197,94 @@ def _judge(payload: dict, link: Link) -> tuple[str, str]:
     return "passed", ""
 
 
-def judge_main(payload: dict) -> None:
-    """T: judge, then write the verdict on the report pipe; never returns."""
-    link = Link(CHANNEL_FD)
+Verdict = tuple[str, str, bool]  # status, detail, whether the program's end is its cause
+
+
+def _run_blind(payload: dict, link: Link) -> Callable[[], Verdict]:
+    """A verdict-blind test's first phase: run the whole test (no assert stops it; see
+    assertions.compile_blind_test) while the program answers. What gives the verdict is
+    returned, to be called only once no process of the program is left."""
+    test = payload["test"]
+    _cache_sources(payload)
     try:
-        status, detail = _judge(payload, link)
+        code, ledger = compile_blind_test(test)
+    except SyntaxError as exc:
+        invalid = ("error", one_line(f"invalid test: {exception_line(exc)}"), False)
+        return lambda: invalid
+    namespace = _prepare(payload, link, code)
+    if isinstance(namespace, tuple):
+        early = (*namespace, link.program_ended)
+        return lambda: early
+    ledger.bind(namespace)
+    link.recorded = lambda: len(ledger.events)
+    ending: BaseException | None = None
+    try:
+        exec(code, namespace)
+    except BaseException as exc:  # ends the test as in one interpreter; judged later
+        ending = exc
+    return lambda: _blind_verdict(ledger, link, ending, test)
+
+
+def _blind_verdict(ledger: Ledger, link: Link, ending: BaseException | None, test: str) -> Verdict:
+    """The first of what went wrong, in the order the test met it: a failed assert
+    (deferred comparisons evaluated now), the program breaking, the exception that ended
+    the test."""
+    failure = ledger.first_failure(link.broken_after if link.broken is not None else None)
+    if failure is not None:
+        return (*failure, False)
+    if link.broken is not None:
+        return "error", one_line(link.broken), link.program_ended
+    if ending is None:
+        return "passed", "", False
+    if isinstance(ending, AssertionError):  # raised, not an assert statement (the program's, a helper's)
+        return "failed", failed_assert_detail(ending, test, {}), False
+    if isinstance(ending, SystemExit):
+        return "error", f"the test called sys.exit({short_repr(ending.code)}) before it finished", False
+    return "error", one_line(exception_line(ending)), False
+
+
+def _calls_done(token: str, link: Link) -> None:
+    """Tell W on the report pipe that the test will ask the program nothing more, then wait
+    until W has killed every other process of the job and says so on RELEASE_FD. Whether
+    and when this happens does not depend on the program's answers."""
+    link.done = True
+    flush_stdio()
+    try:
+        write_all(REPORT_FD, (json.dumps({"token": token, "pid": os.getpid(), "calls_done": True}) + "\n").encode())
+        released = os.read(RELEASE_FD, 1)
+    except BaseException:
+        os._exit(71)
+    if released != RELEASED:
+        os._exit(72)  # W is gone: there is no one to give a verdict to
+
+
+def judge_main(payload: dict) -> None:
+    """T: judge, then write the verdict on the report pipe; never returns.
+
+    A blind job (`"blind": true`, hidden grading) runs in two phases: the whole test while
+    the program answers, recording what its asserts met; then, once W has killed every
+    other process of the job, the deferred comparisons and the verdict."""
+    link = Link(CHANNEL_FD)
+    blind = payload.get("blind") is True
+    finish: Callable[[], Verdict] | None = None
+    program_ended = None
+    try:
+        if blind:
+            finish = _run_blind(payload, link)
+        else:
+            status, detail = _judge(payload, link)
     except BaseException as exc:  # the judge itself failed: never a pass
         status, detail = "error", one_line(f"the test process failed: {exception_line(exc)}")
+    if blind:
+        _calls_done(payload["token"], link)
+        if finish is not None:
+            try:
+                status, detail, program_ended = finish()
+            except BaseException as exc:
+                status, detail = "error", one_line(f"the test process failed: {exception_line(exc)}")
     flush_stdio()
     report = {"token": payload["token"], "pid": os.getpid(), "status": status, "detail": detail,
-              "program_ended": link.program_ended}
+              "program_ended": link.program_ended if program_ended is None else program_ended}
     try:
         write_all(REPORT_FD, (json.dumps(report) + "\n").encode())
     except BaseException:

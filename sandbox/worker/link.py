@@ -26,11 +26,18 @@ class Link:
         self.calls = 0
         self.handles: dict[int, _Handle] = {}  # one reference per object of the program
         self.tags = {"handle": self._handle}
+        # A blind test: how many asserts it had recorded (`recorded()`) when the program
+        # broke; and whether its calls are done (the program's processes are being or
+        # have been killed: nothing may be asked of it any more).
+        self.recorded = lambda: 0
+        self.broken_after = 0
+        self.done = False
 
     def fail(self, detail: str, ended: bool = False) -> ProgramBroke:
         if self.broken is None:
             self.broken = detail
             self.program_ended = ended
+            self.broken_after = self.recorded()
         return ProgramBroke(self.broken)
 
     def receive(self, during: str) -> dict:
@@ -110,6 +117,9 @@ class Link:
     def _ask(self, request: dict, label: str, args: tuple, kwargs: dict) -> object:
         if self.broken is not None:
             raise ProgramBroke(self.broken)
+        if self.done:
+            raise self.fail(f"the test asked for {label} once the program's calls were done "
+                            "(a comparison made after the program's processes had ended)")
         try:
             wire_args, wire_kwargs, objects = self._encode(args, kwargs)
         except NotPlain as exc:

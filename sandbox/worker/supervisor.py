@@ -16,6 +16,7 @@ import time
 
 from .child import IGNORED_SIGNALS
 from .io_job import run_io
+from .judge import RELEASED
 from .landlock import readable_paths
 from .procs import IPC_RMID, Capped, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, alive, children_of, open_fds, pidfd, prctl, settings, sysv_ids
 from .protocol import DETAIL_MAX, PROTOCOL, REPORT_MAX
@@ -100,6 +101,10 @@ class _Worker:
         timeout = float(job["timeout_s"])
         cap = int(job["max_output_bytes"])
         token = os.urandom(8).hex()
+        # Verdict-blind (hidden grading; the host says so for every job, blind unless it
+        # says otherwise): nothing a job's process can observe while it lives depends on
+        # whether the program's answers are right (README, "Verdict-blind grading").
+        blind = job.get("blind", True) is not False
         if self.dirty:
             raise NotRun(self.dirty)
         if not self.zygote.alive():  # killed from outside since the last job
@@ -109,7 +114,7 @@ class _Worker:
         except OSError:
             pass
         if job.get("kind") == "io":  # a whole program on stdin/stdout: io_job.py
-            return dict(run_io(self, job, limits, NotRun), id=job.get("id"))
+            return dict(run_io(self, job, limits, NotRun, blind), id=job.get("id"))
         try:
             self.zygote.pump()
             self.zygote.ended.clear()  # earlier jobs' processes
@@ -123,34 +128,39 @@ class _Worker:
         channel_t, channel_p = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_r, out_w = os.pipe()
         report_r, report_w = os.pipe()
+        release_r, release_w = os.pipe() if blind else (-1, -1)  # T waits on it between its phases
+        test_fds = [channel_t.fileno(), out_w, report_w] + ([release_r] if blind else [])
         started = time.monotonic()
         try:
             p_pid = give_job(program_child, dict(limits, role="program", program=job["program"]),
                               [channel_p.fileno(), out_w])
             t_pid = give_job(test_child, dict(limits, role="test", test=job["test"],
                                                prelude=job.get("prelude") or "",
-                                               entry_point=job.get("entry_point"), token=token),
-                              [channel_t.fileno(), out_w, report_w])
+                                               entry_point=job.get("entry_point"), token=token, blind=blind),
+                              test_fds)
         except OSError as exc:  # a blank child died before its job: with its zygote
-            os.close(out_r)
-            os.close(report_r)
+            for fd in (out_r, report_r, release_w):
+                if fd >= 0:
+                    os.close(fd)
             raise NotRun(f"a blank child died before its job ({exc.strerror})") from None
         finally:
             channel_t.close()
             channel_p.close()
-            os.close(out_w)
-            os.close(report_w)
+            for fd in (out_w, report_w, release_r):
+                if fd >= 0:
+                    os.close(fd)
         self._ended_job = [pidfd(p_pid), pidfd(t_pid)]
         try:
-            result = self._watch(p_pid, t_pid, out_r, report_r, token, timeout, cap, started)
+            result = self._watch(p_pid, t_pid, out_r, report_r, release_w, token, timeout, cap, started)
         except ZygoteGone as exc:
             # The zygote died during the job (killed by its program, or by an earlier
             # job's before it could be seen): its children die with it, so the verdict
             # is unknown. A fresh worker runs the job again.
             raise NotRun(str(exc)) from None
         finally:
-            os.close(out_r)
-            os.close(report_r)
+            for fd in (out_r, report_r, release_w):
+                if fd >= 0:
+                    os.close(fd)
         result["id"] = job.get("id")
         return result
 
@@ -159,7 +169,7 @@ class _Worker:
         retires the worker: it declines the next job, which the host runs elsewhere."""
         self.dirty = self._clean_up()
 
-    def _watch(self, p_pid, t_pid, out_r, report_r, token, timeout, cap, started) -> dict:
+    def _watch(self, p_pid, t_pid, out_r, report_r, release_w, token, timeout, cap, started) -> dict:
         output, report = Capped(cap), Capped(REPORT_MAX)
         pipes = {out_r: output, report_r: report}
         deadline = started + timeout
@@ -167,6 +177,7 @@ class _Worker:
         os.set_blocking(out_r, False)
         os.set_blocking(report_r, False)
         open_fds = [out_r, report_r]
+        waiting = release_w >= 0  # blind: T will say that its calls are done, then wait
 
         # The test is over when its report pipe closes (the judge exited) or the zygote
         # says the judge ended (its leftovers may hold the pipe open).
@@ -182,6 +193,14 @@ class _Worker:
                     zygote.pump()
                 elif not pipes[fd].drain(fd):
                     open_fds.remove(fd)
+            if waiting and _calls_done(report.data, token, t_pid):
+                # The second phase: no process of the job but T may be alive while T
+                # compares and judges, so none can time or count that work.
+                waiting = False
+                if not self.kill_job(self._ended_job[0], p_pid, t_pid, deadline):
+                    timed_out = True
+                    break
+                os.write(release_w, RELEASED)
         duration = time.monotonic() - started
         for pid in (t_pid, p_pid):  # stop both sides now; their leftovers go after the answer
             for kill in (os.killpg, os.kill):
@@ -253,8 +272,42 @@ class _Worker:
 
     # --- between jobs
 
-    def _processes(self) -> list[int]:
-        """Every live process but the worker and the zygote: the test's leftovers.
+    def kill_job(self, handle: int, pid: int, spare: int | None, deadline: float) -> bool:
+        """Kill the job's process `pid` (its pidfd `handle`, or -1) with its group, and every
+        other process of the job but `spare` (the test's process, or None), and wait until
+        they are gone; False if `deadline` (time.monotonic()) came first. Within a job: the
+        clean-up after it still kills and reaps whatever is left."""
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        # Its end first: until then its children are its own (on a host, not yet
+        # orphaned to W, where the search below finds them).
+        if handle >= 0:
+            if not select.select([handle], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                return False
+        else:
+            while alive(pid):
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.0005)
+        while True:
+            leftovers = self._processes(spare=spare)
+            if not leftovers:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            for other in leftovers:
+                for kill in (os.killpg, os.kill):
+                    try:
+                        kill(other, signal.SIGKILL)
+                    except OSError:
+                        pass
+            time.sleep(0.0005)
+
+    def _processes(self, spare: int | None = None) -> list[int]:
+        """Every live process but the worker, the zygote and `spare`: the test's leftovers.
 
         Zombies are dead already (the zygote or the worker reaps them). On a host,
         the zygote's children count too: a test's processes are its grandchildren
@@ -268,7 +321,7 @@ class _Worker:
             found = children_of(me) + children_of(zygote)
         leftovers = []
         for pid in found:
-            if pid in (me, zygote) or pid in blanks:
+            if pid in (me, zygote, spare) or pid in blanks:
                 continue
             # Any other process is the test's, whatever its parent (clone(CLONE_PARENT)
             # makes a child of the zygote) and whatever its state: a thread-group leader
@@ -371,6 +424,19 @@ class _Worker:
                 if sysv_ids(kind):
                     return f"SysV {kind} objects could not be removed"
         return ""
+
+
+def _calls_done(report: bytearray, token: str, t_pid: int) -> bool:
+    """Whether T's first line on the report pipe says that its calls are done."""
+    end = report.find(b"\n")
+    if end < 0:
+        return False
+    try:
+        first = json.loads(bytes(report[:end]))
+    except (ValueError, RecursionError):
+        return False
+    return (type(first) is dict and first.get("calls_done") is True and first.get("token") == token
+            and first.get("pid") == t_pid)
 
 
 def _clean_environment(scratch: str) -> None:

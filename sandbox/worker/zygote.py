@@ -18,7 +18,7 @@ import types
 
 from .child import enter_child, flush_stdio
 from .confine import confine
-from .judge import judge_main
+from .judge import RELEASE_FD, judge_main
 from .landlock import build_ruleset, restrict
 from .procs import PR_SET_PDEATHSIG, open_fds, prctl, proc_stat
 from .program import program_main
@@ -118,8 +118,9 @@ def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, own: tuple[tup
     payload, fds = received
     kept = _forget_worker_modules(*own)  # noqa: F841 (held until this process ends)
     role = payload.get("role")
-    # "stdio": an io job's program, whose stdin, stdout and stderr are W's pipes.
-    targets = {"program": [CHANNEL_FD, 1], "stdio": [0, 1, 2]}.get(role, [CHANNEL_FD, 1, REPORT_FD])
+    # "stdio": an io job's program, whose stdin, stdout and stderr are W's pipes. The
+    # test of a blind job has a fourth descriptor: W's word that the program is gone.
+    targets = {"program": [CHANNEL_FD, 1], "stdio": [0, 1, 2]}.get(role, [CHANNEL_FD, 1, REPORT_FD, RELEASE_FD])
     runs_program = role in ("program", "stdio")
     try:
         sock.close()
