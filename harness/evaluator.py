@@ -32,6 +32,9 @@ AGENT = "agent"
 # only the record.
 HIDDEN = "hidden"
 DOMAINS = (AGENT, HIDDEN)
+# Graded verdict-blind (RunRequest.blind): every domain but AGENT, whose verdicts reach
+# the agent anyway (there the first failed assert ends a test, as in one interpreter).
+BLIND_DOMAINS = tuple(domain for domain in DOMAINS if domain != AGENT)
 
 MAX_FEEDBACK_LINE = 300
 # An io test's input, expected output and printed output in feedback: at most this many
@@ -128,7 +131,7 @@ class Evaluator:
             timeout_s: float | None = None) -> Evaluation:
         """Grade `program` on `tests` (hidden or internal: the sandbox treats both alike)
         in containers of `domain` (AGENT or HIDDEN: no default, each caller says where
-        its result goes).
+        its result goes); verdict-blind in every domain but AGENT (RunRequest.blind).
 
         The test's process runs the task's prelude (its prompt's imports, helpers and
         constants) and sees the program's `task.entry_point`; see sandbox/README.md.
@@ -142,7 +145,7 @@ class Evaluator:
         start = time.perf_counter()
         request = RunRequest(
             program, list(tests), timeout_s or self.timeout_s,
-            prelude=self._prelude(task), entry_point=task.entry_point, domain=domain,
+            prelude=self._prelude(task), entry_point=task.entry_point, domain=domain, blind=domain in BLIND_DOMAINS,
         )
         outcomes = self.sandbox.run(request)
         records = _to_records(outcomes)
@@ -152,7 +155,8 @@ class Evaluator:
                 domain: str) -> Evaluation:
         start = time.perf_counter()
         cases = [IoCase(t.input, t.output, label=t.label()) for t in tests]
-        request = RunRequest(program, cases, timeout_s or self.timeout_s, compare=task.compare, domain=domain)
+        request = RunRequest(program, cases, timeout_s or self.timeout_s, compare=task.compare, domain=domain,
+                             blind=domain in BLIND_DOMAINS)
         outcomes = self.sandbox.run(request)
         records = _to_records(outcomes)
         failures = tuple(

@@ -18,7 +18,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
-from harness.evaluator import DOMAINS, Evaluator
+from harness.evaluator import BLIND_DOMAINS, DOMAINS, Evaluator
 from harness.loop import AttemptIncomplete, LoopContext, LoopSettings, Stopped, lesson_of, run_attempt
 from harness.models.base import ChatModel, ModelSettings, Price
 from harness.prompting import Prompts
@@ -98,13 +98,15 @@ def describe_model(model: ChatModel) -> dict[str, Any]:
 
 def describe_sandbox(sandbox: "Sandbox") -> dict[str, Any]:
     """What run.json records as "sandbox_identity": the backend's `describe()` (image and
-    its digest, the worker code's digest), else its name; and "domains", the sandbox
+    its digest, the worker code's digest), else its name; "domains", the sandbox
     domains the run graded in, each on containers of its own (harness/evaluator.py):
     hidden-test scoring never shared a container with a grading whose result reached the
-    agent. A run recorded without "domains" graded both in the same containers."""
+    agent (a run recorded without "domains" graded both in the same containers); and
+    "blind_domains", those graded verdict-blind (RunRequest.blind; a run recorded
+    without it graded none so)."""
     describe = getattr(sandbox, "describe", None)
     found = dict(describe()) if callable(describe) else {"backend": getattr(sandbox, "name", None)}
-    return {**found, "domains": list(DOMAINS)}
+    return {**found, "domains": list(DOMAINS), "blind_domains": list(BLIND_DOMAINS)}
 
 
 @dataclass
