@@ -301,8 +301,25 @@ class Ledger:
         node = self.asserts.get(key)
         if node is None:
             return "assert ..."
-        source = one_line(ast.get_source_segment(self.source, node) or "assert ...", DETAIL_MAX // 2)
+        source = one_line(_segment(self.source, node) or "assert ...", DETAIL_MAX // 2)
         if op != _CHECKED:
             return one_line(f"{source}  # got {short_repr(left)}")
         message = str(node.msg.value) if isinstance(node.msg, ast.Constant) else ""
         return one_line(f"{source}  # {message}" if message else source)
+
+
+def _segment(source: str, node: ast.stmt) -> str:
+    """`ast.get_source_segment(source, node)`, splitting only what it needs: the verdict's
+    detail is the one part of a blind job's second phase that a wrong answer adds (the
+    library's version splits the whole test in a Python loop: ~0.1 ms for HumanEval's)."""
+    if node.end_lineno is None or node.end_col_offset is None:
+        return ""
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # as the parser counts lines
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if not 0 <= first <= last < len(lines):
+        return ""
+    if first == last:
+        return lines[first].encode()[node.col_offset:node.end_col_offset].decode(errors="replace")
+    head = lines[first].encode()[node.col_offset:].decode(errors="replace")
+    tail = lines[last].encode()[:node.end_col_offset].decode(errors="replace")
+    return "\n".join([head, *lines[first + 1:last], tail])

@@ -200,7 +200,10 @@ class _Worker:
                 if not self.kill_job(self._ended_job[0], p_pid, t_pid, deadline):
                     timed_out = True
                     break
-                os.write(release_w, RELEASED)
+                try:
+                    os.write(release_w, RELEASED)
+                except OSError:  # T died meanwhile (EPIPE): seen as its end below
+                    pass
         duration = time.monotonic() - started
         for pid in (t_pid, p_pid):  # stop both sides now; their leftovers go after the answer
             for kill in (os.killpg, os.kill):
