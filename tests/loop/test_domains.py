@@ -1,4 +1,5 @@
-"""Hidden-test scoring and the agent's gradings never share a sandbox worker.
+"""Hidden-test scoring and the agent's gradings never share a sandbox worker, and only
+hidden tests are graded verdict-blind.
 
 A scripted Actor writes a program that answers every call with the name of the worker
 running it (a container's hostname, a process worker's PID), so each failure detail
@@ -63,6 +64,21 @@ def worker_of(sandbox, domain: str) -> str:
     return outcome.output.strip()
 
 
+class Recording:
+    """The sandbox under test, keeping each request's domain and whether it was blind."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.requests: list[tuple[str, bool]] = []
+
+    def run(self, request: RunRequest):
+        self.requests.append((request.domain, request.blind))
+        return self.inner.run(request)
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+
 def workers_named(results) -> set[str]:
     """The workers a grading's failure details name (each detail must name one)."""
     named = set()
@@ -87,7 +103,8 @@ def test_hidden_scoring_and_agent_gradings_run_on_workers_of_their_own(case, tmp
     table = {**table, "reflection": lambda m: LESSON, "actor": lambda m: program}
     step = role if task.kind == "io" else kind  # which agent step a system prompt is, by task kind
     model = ScriptedModel(responder=lambda system, messages: table[step(system)](messages))
-    result = run(tmp_path, model, one_per_domain, tasks=(task,), strategy="reflexion", trials=3, samples=2, **config)
+    recording = Recording(one_per_domain)
+    result = run(tmp_path, model, recording, tasks=(task,), strategy="reflexion", trials=3, samples=2, **config)
     records = read_trials(result.run_dir / "trials.jsonl")
     assert len(records) == 6 and result.failed == {}
     internal = workers_named(r for rec in records for r in rec.internal_results)
@@ -102,3 +119,6 @@ def test_hidden_scoring_and_agent_gradings_run_on_workers_of_their_own(case, tmp
     # What the agent saw names only the agent's workers.
     assert all(GOT.findall(rec.feedback) and set(GOT.findall(rec.feedback)) <= internal for rec in records)
     assert result.header["sandbox_identity"]["domains"] == [AGENT, HIDDEN]
+    # Hidden tests are graded verdict-blind; what the agent sees stops at its first failure.
+    assert set(recording.requests) == {(AGENT, False), (HIDDEN, True)}, recording.requests
+    assert result.header["sandbox_identity"]["blind_domains"] == [HIDDEN]
