@@ -97,18 +97,33 @@ class ProcFiles:
             return b""
 
 
-def alive(pid: int) -> bool:
-    """Whether any thread of `pid` still runs (a zombie leader may have live threads)."""
+_PF_EXITING = 0x4  # a task's flag (/proc/<pid>/stat, field 9): it is in do_exit
+
+
+def alive(pid: int, exiting_is_gone: bool = False) -> bool:
+    """Whether any thread of `pid` still runs (a zombie leader may have live threads).
+
+    `exiting_is_gone`: a thread that has begun to exit (a SIGKILL taken: its flags have
+    PF_EXITING) counts as gone too. It never runs its own code again; what is left is the
+    kernel freeing its memory, which takes a 20 MB Python process about a millisecond."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return False
     for task in tasks:
         try:
-            state = read_proc(f"/proc/{pid}/task/{task}/stat").rsplit(b")", 1)[1].split()[0]
+            fields = read_proc(f"/proc/{pid}/task/{task}/stat").rsplit(b")", 1)[1].split()
+            state = fields[0]
         except IndexError:
             continue
-        if state not in (b"Z", b"X"):
+        if state in (b"Z", b"X"):
+            continue
+        if not exiting_is_gone:
+            return True
+        try:
+            if not int(fields[6]) & _PF_EXITING:
+                return True
+        except (IndexError, ValueError):
             return True
     return False
 

@@ -78,36 +78,47 @@ def test_the_calls_a_program_sees_do_not_depend_on_its_verdict(sandbox):
     assert calls(wrong) == ["add_one(0)"] and calls(right) != calls(wrong)
 
 
-# The program leaves a named pipe open for writing, in its own process or only in a fork
-# of it that left the program's process group. A deferred comparison (the test's own
-# object on the right: its __eq__ runs when the comparison is made) reads the pipe: end
-# of file only once no process holds it for writing, that is, once the program's
-# processes are all gone. Robust where /proc is unreadable and PIDs are reused: the
-# kernel closes a process's descriptors before anyone can see it ended.
+# The program writes a byte every millisecond into a named pipe, from a thread of its own
+# or from a fork of it that left the program's process group. A deferred comparison (the
+# test's own object on the right: its __eq__ runs when the comparison is made) takes what
+# the pipe holds, then waits for what comes next: another byte if a process of the
+# program still runs; end of file once none holds the pipe any more. No clock and no
+# /proc: a byte written before the program was killed is in the pipe before W lets the
+# test go on, so any later one was written after.
 HOLDER = (
-    "import os, time\n"
+    "import os, threading, time\n"
+    "def beat(fd):\n"
+    "    while True:\n"
+    "        os.write(fd, b'.')\n"
+    "        time.sleep(0.001)\n"
     "def hold(by_fork):\n"
-    "    os.mkfifo('held')\n"
-    "    fd = os.open('held', os.O_RDWR)\n"  # opens at once, reader or not
-    "    if by_fork:\n"
-    "        if os.fork() == 0:\n"
-    "            os.setpgid(0, 0)\n"  # out of the program's group: not killed with it
-    "            time.sleep(60)\n"
-    "            os._exit(0)\n"
-    "        os.close(fd)\n"  # only the fork holds it now
-    "    return os.path.abspath('held')\n"
+    "    os.mkfifo('beats')\n"
+    "    fd = os.open('beats', os.O_RDWR)\n"  # opens at once, reader or not
+    "    if not by_fork:\n"
+    "        threading.Thread(target=beat, args=(fd,), daemon=True).start()\n"
+    "    elif os.fork() == 0:\n"
+    "        os.setpgid(0, 0)\n"  # out of the program's group: not killed with it
+    "        beat(fd)\n"
+    "    else:\n"
+    "        os.close(fd)\n"  # only the fork holds it
+    "    return os.path.abspath('beats')\n"
 )
 GONE_TEST = (
-    "import os\n"
+    "import os, select\n"
     "class Gone:\n"
     "    def __init__(self, path):\n"
     "        self.path = path\n"
     "    def __eq__(self, other):\n"
     "        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)\n"
     "        try:\n"
-    "            return os.read(fd, 1) == b''\n"  # no writer left
-    "        except BlockingIOError:\n"
-    "            return False\n"  # a process of the program still holds it
+    "            while True:\n"  # what was written before now
+    "                try:\n"
+    "                    if os.read(fd, 65536) == b'':\n"
+    "                        return True\n"  # no writer left
+    "                except BlockingIOError:\n"
+    "                    break\n"
+    "            select.select([fd], [], [])\n"  # the next byte, or the end of the last writer
+    "            return os.read(fd, 1) == b''\n"
     "        finally:\n"
     "            os.close(fd)\n"
     "path = hold({by_fork})\n"
