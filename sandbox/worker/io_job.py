@@ -38,8 +38,8 @@ def _error_tail(stderr: bytes) -> str:
 def run_io(worker, job: dict, limits: dict, NotRun, blind: bool) -> dict:
     """One io test in one fresh blank child; the caller cleans up after the answer.
 
-    Blind (hidden grading): W compares the output only once every process of the job is
-    dead, so no process of the job can time the comparison (or anything after it)."""
+    Blind (hidden grading): W compares the output only once no process of the job runs
+    any more (supervisor.kill_job), so none can time the comparison (or anything after)."""
     timeout = float(job["timeout_s"])
     cap = _output_cap(job)
     zygote = worker.zygote
