@@ -21,7 +21,7 @@ from .plain import from_tree
 from .protocol import CHANNEL_FD, NAMES_MAX, PRELUDE_FILE, REPORT_FD, TEST_FILE, WireError, send_frame, write_all
 from .text import exception_line, one_line, short_repr
 
-RELEASE_FD = 5  # in a blind job's T: W writes RELEASED here once every other process of the job is gone
+RELEASE_FD = 5  # in a blind job's T: W writes RELEASED here once no other process of the job runs
 RELEASED = b"g"
 
 # Modules a test may get by the program's import (`import numpy as np` in the program,
