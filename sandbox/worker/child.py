@@ -27,17 +27,18 @@ def enter_child(fds: dict[int, int], job: dict, cwd: str, stdio: tuple, home: st
 
     `fds` maps target fd -> current fd; stdout+stderr are the output pipe.
     """
-    if role == "program":  # Python's own defaults, as the program would have them
-        for number in IGNORED_SIGNALS:
-            try:
-                signal.signal(number, signal.SIG_DFL)
-            except (OSError, ValueError):
-                pass
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # EPIPE as an error, not a death
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # "File too large" as an error
-    # The test process keeps ignoring signals: the program's leftovers cannot stop it
-    # with anything but SIGKILL/SIGSTOP, which make the verdict an error or a timeout.
+    if role == "program":
+        python_signals()
+    else:
+        # The test process keeps ignoring signals: the program's leftovers cannot stop
+        # it with anything but SIGKILL/SIGSTOP, which make the verdict an error or a
+        # timeout. A process the test forks (its own multiprocessing.Process) has
+        # Python's defaults, so that terminate() (SIGTERM) ends it. Signals are blocked
+        # across the fork: one sent before the child has reset its handlers waits for
+        # them instead of meeting the inherited SIG_IGN (a blocked signal is never
+        # discarded as ignored).
+        os.register_at_fork(before=_block_signals, after_in_parent=_unblock_signals,
+                            after_in_child=_python_signals_unblocked)
     # Move sources above the targets first so that no dup2 clobbers another source.
     moved = {target: fcntl.fcntl(source, fcntl.F_DUPFD, 64) for target, source in fds.items()}
     for target, source in moved.items():
@@ -48,6 +49,31 @@ def enter_child(fds: dict[int, int], job: dict, cwd: str, stdio: tuple, home: st
     os.environ["HOME"] = home
     _apply_limits(job)
     sys.stdin, sys.stdout, sys.stderr = stdio
+
+
+def python_signals() -> None:
+    """Python's own signal defaults, as a program run by `python3` would have them."""
+    for number in IGNORED_SIGNALS:
+        try:
+            signal.signal(number, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # EPIPE as an error, not a death
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # "File too large" as an error
+
+
+def _block_signals() -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, IGNORED_SIGNALS)
+
+
+def _unblock_signals() -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, IGNORED_SIGNALS)
+
+
+def _python_signals_unblocked() -> None:
+    python_signals()
+    _unblock_signals()
 
 
 def _apply_limits(job: dict) -> None:

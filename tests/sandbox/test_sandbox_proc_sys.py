@@ -147,12 +147,10 @@ ORDINARY = (
     "import numpy as np\n"
     "def work(n):\n"
     "    cores = os.cpu_count()\n"
-    # A builtin (the test's own functions do not pickle); closed and joined, not ended
-    # by `with` (SIGTERM: the test's process ignores it, and so do the workers it forks).
-    "    pool = multiprocessing.Pool(2)\n"
-    "    squares = pool.starmap(pow, [(x, 2) for x in range(n)])\n"
-    "    pool.close()\n"
-    "    pool.join()\n"
+    # A builtin (the test's own functions do not pickle), ended by `with` (terminate():
+    # SIGTERM to its workers, which the test's process ignores but its forks do not).
+    "    with multiprocessing.Pool(2) as pool:\n"
+    "        squares = pool.starmap(pow, [(x, 2) for x in range(n)])\n"
     "    code = 'import os, sys; print(sum(map(int, sys.argv[1:])), os.cpu_count())'\n"
     "    child = subprocess.run(['python3', '-c', code, *map(str, squares)], capture_output=True, text=True,\n"
     "                           check=True)\n"

@@ -660,6 +660,24 @@ def test_every_signal_the_kernel_delivers_leaves_the_worker_s_processes_alone(ba
     assert sandbox.replacements == 0
 
 
+def test_a_process_the_test_forks_has_python_s_signal_defaults(sandbox):
+    """The test's own process ignores signals (the program's leftovers cannot stop it),
+    but a process the test starts is an ordinary Python's: multiprocessing's
+    terminate() (SIGTERM) ends it, where it would otherwise hang until the time limit."""
+    test = (
+        "import multiprocessing, signal, time\n"
+        "child = multiprocessing.Process(target=time.sleep, args=(60,))\n"
+        "child.start()\n"
+        "child.terminate()\n"
+        "child.join(10)\n"
+        "assert child.exitcode == -signal.SIGTERM, child.exitcode\n"
+        "assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN\n"
+        "assert add(2, 3) == 5\n"
+    )
+    outcome = run_one(sandbox, ADD, test, timeout_s=20)
+    assert outcome.status == "passed", outcome
+
+
 def test_killing_the_zygote_replaces_the_worker(make_sandbox):
     """The worker's own failure retires it: later jobs never get its errors."""
     sandbox = make_sandbox(workers=1)
