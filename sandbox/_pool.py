@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from sandbox._prepared import PreparedTests
 from sandbox.base import IoCase, Limits, RunRequest, SandboxUnavailable, TestOutcome
 from sandbox.worker.protocol import PROTOCOL
 
@@ -193,6 +194,7 @@ class WorkerPool:
         self._lock = threading.Lock()
         self.replacements = 0  # workers started to replace a dead, hung or worn one
         self.retired: list[str] = []  # why workers asked to be replaced
+        self.prepared = PreparedTests()  # each test's text for the worker, made once
         with ThreadPoolExecutor(max_workers=size) as starter:
             futures = [starter.submit(self._start) for _ in range(size)]
             errors = []
@@ -312,6 +314,9 @@ class WorkerPool:
             test = test.name()
         else:
             job.update(test=test, prelude=request.prelude, entry_point=request.entry_point)
+            prepared = self.prepared.get(test, request.blind)
+            if prepared is not None:  # else the worker rewrites the test itself
+                job["prepared"] = prepared
         started = time.monotonic()
         try:
             answer = channel.request(job, guard_s=timeout * 1.5 + GUARD_MARGIN_S)

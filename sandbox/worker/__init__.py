@@ -31,7 +31,8 @@ on a fresh worker.
 
 Modules, one per process role and concern (standard library only):
 
-    protocol    what both sides share: the protocol version, P/T frames (the host imports only this)
+    protocol    what both sides share: the protocol version, P/T frames (the host imports it)
+    rewrite     how a test's asserts are rewritten: T's tree transforms and the host's text (the host imports it)
     plain       plain data as JSON trees, and the strict decoder
     text        one-line failure details
     procs       process and /proc helpers

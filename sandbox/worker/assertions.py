@@ -22,60 +22,39 @@ import types
 
 from .link import Opaque, ProgramBroke, Remote, _Handle
 from .protocol import DETAIL_MAX, TEST_FILE
+from .rewrite import CHECK, COMPARE, OBSERVER, OPERATOR_NODES, AssertTable, observe_asserts, soften_asserts, statements
 from .text import exception_line, one_line, short_repr
-
-OBSERVER = "__sandbox_observed__"  # a dunder name: never asked of the program
-COMPARE = "__sandbox_compare__"  # blind: `assert L op R`, recorded (dunder names, never asked of the program)
-CHECK = "__sandbox_check__"  # blind: any other assert, evaluated when met and recorded
-
 
 def compile_test(source: str) -> tuple[types.CodeType, dict]:
     """The test's code with its comparisons observed, and the dict the values go to
     (to bind as OBSERVER in the test's namespace with `observer`). SyntaxError as
     compile() raises it."""
     tree = ast.parse(source, TEST_FILE)
-    rewritten = False
-    for node in _statements(tree.body):
-        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
-            left = node.test.left
-            key = ast.Constant((node.lineno, node.col_offset))
-            call = ast.Call(ast.Name(OBSERVER, ast.Load()), [key, left], [])
-            for made in (key, call, call.func):
-                ast.copy_location(made, left)
-                made.end_lineno, made.end_col_offset = left.end_lineno, left.end_col_offset
-            node.test.left = call
-            rewritten = True
-    code = compile(tree if rewritten else source, TEST_FILE, "exec")
+    code = compile(tree if observe_asserts(tree) else source, TEST_FILE, "exec")
     return code, {}
 
 
-def _bodies(tree: ast.Module):
-    """Every list of statements (a module's, a function's, a loop's, a handler's...)."""
-    stack = [tree.body]
-    while stack:
-        body = stack.pop()
-        yield body
-        for node in body:
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(node, field, None)
-                if type(inner) is list:
-                    stack.append(inner)
-            for field in ("handlers", "cases"):  # except clauses, match cases: their bodies
-                for part in getattr(node, field, None) or ():
-                    stack.append(part.body)
-
-
-def _statements(body: list):
-    """Every statement, nested ones included (an assert is a statement: no need to walk
-    the expressions, which is most of a test's tree)."""
-    stack = list(body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            inner = getattr(node, field, None)
-            if type(inner) is list:
-                stack.extend(inner)
+def compile_prepared(prepared: object, blind: bool) -> tuple[types.CodeType, object] | None:
+    """The code of a test the host prepared (rewrite.prepare), with what compile_test
+    (a dict for the observed values) or compile_blind_test (a Ledger) would return
+    beside it; None if `prepared` is not that (T then rewrites the test itself)."""
+    if type(prepared) is not dict or type(prepared.get("source")) is not str:
+        return None
+    try:
+        code = compile(prepared["source"], TEST_FILE, "exec")
+    except (SyntaxError, ValueError):  # as the test's own text would fail: said from it
+        return None
+    if not blind:
+        return code, {}
+    rows = prepared.get("asserts")
+    if type(rows) is not list:
+        return None
+    table = {}
+    for row in rows:
+        if type(row) is not list or len(row) != 7:
+            return None
+        table[(row[0], row[1])] = tuple(row[2:])
+    return code, table
 
 
 def observer(values: dict):
@@ -88,10 +67,12 @@ def observer(values: dict):
     return observe
 
 
-def failed_assert_detail(exc: AssertionError, test_source: str, values: dict) -> str:
+def failed_assert_detail(exc: AssertionError, test_source: str, values: dict,
+                         compiled_source: str | None = None) -> str:
     """The failing assert's source, with the left side the test observed when it is a
     comparison. Values from the program are plain data here, so their repr is the test
-    process's own."""
+    process's own. `compiled_source`: the text the code was compiled from when it is
+    not `test_source` (the host's prepared text; its asserts are the test's, in order)."""
     tb = exc.__traceback__
     last = None
     while tb is not None:
@@ -109,18 +90,26 @@ def failed_assert_detail(exc: AssertionError, test_source: str, values: dict) ->
         pass
     try:
         tree = ast.parse(test_source, TEST_FILE)
+        compiled = tree if compiled_source is None else ast.parse(compiled_source, TEST_FILE)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return one_line(exception_line(exc))
+    ordered = [node for node in statements(compiled.body) if isinstance(node, ast.Assert)]
     asserts = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Assert)
-        and (node.lineno, node.col_offset) <= (line, col)
+        index
+        for index, node in enumerate(ordered)
+        if (node.lineno, node.col_offset) <= (line, col)
         and (line, col) <= (node.end_lineno or node.lineno, node.end_col_offset or 0)
     ]
     if not asserts:
         return one_line(exception_line(exc))
-    node = max(asserts, key=lambda n: (n.lineno, n.col_offset))
+    index = max(asserts, key=lambda i: (ordered[i].lineno, ordered[i].col_offset))
+    if compiled is not tree:  # the same assert in the test as written
+        originals = [node for node in statements(tree.body) if isinstance(node, ast.Assert)]
+        if len(originals) != len(ordered):
+            return one_line(exception_line(exc))
+        node = originals[index]
+    else:
+        node = ordered[index]
     source = one_line(ast.get_source_segment(test_source, node) or "assert ...", DETAIL_MAX // 2)
     key = (node.lineno, node.col_offset)
     if isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 and key in values:
@@ -133,47 +122,24 @@ def failed_assert_detail(exc: AssertionError, test_source: str, values: dict) ->
 
 # The operators of `assert L op R`, by the index the rewritten call passes; `is` and
 # `is not` last: they take the same time whatever the answer, so they run when met.
-_OPERATOR_NODES = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 _OPERATORS = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
               lambda a, b: a in b, lambda a, b: a not in b, operator.is_, operator.is_not)
-_FIRST_IDENTITY = _OPERATOR_NODES.index(ast.Is)
-_FIRST_MEMBERSHIP = _OPERATOR_NODES.index(ast.In)
+_FIRST_IDENTITY = OPERATOR_NODES.index(ast.Is)
+_FIRST_MEMBERSHIP = OPERATOR_NODES.index(ast.In)
 _CHECKED = -1  # the operator of an assert that is not a single comparison
 _ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 _PROGRAM_TYPES = (_Handle, Remote, Opaque)  # what stands in the test for an object of the program
 
 
-def compile_blind_test(source: str) -> tuple[types.CodeType, "Ledger"]:
+def compile_blind_test(source: str) -> tuple[types.CodeType, AssertTable]:
     """The test's code with every `assert` statement (nested ones included) made soft:
-    it records its outcome in the returned ledger and the test goes on. The assert's
-    message is never evaluated (it could ask the program only when the assert fails);
-    a constant message still shows in the detail. SyntaxError as compile() raises it."""
+    it records its outcome in a Ledger (made from the returned table) and the test goes
+    on. The assert's message is never evaluated (it could ask the program only when the
+    assert fails); a constant message still shows in the detail. SyntaxError as
+    compile() raises it."""
     tree = ast.parse(source, TEST_FILE)
-    asserts: dict[tuple[int, int], ast.Assert] = {}
-    for body in _bodies(tree):
-        for index, node in enumerate(body):
-            if isinstance(node, ast.Assert):
-                key = (node.lineno, node.col_offset)
-                asserts[key] = node
-                body[index] = _soft(node, key)
-    return compile(tree, TEST_FILE, "exec"), Ledger(source, asserts)
-
-
-def _soft(node: ast.Assert, key: tuple[int, int]) -> ast.stmt:
-    """`assert L op R` -> `COMPARE(key, op, L, R)`; `assert X` -> `CHECK(key, X)`: the
-    operands evaluated as written, in the same order."""
-    test = node.test
-    made: list[ast.expr] = [ast.Constant(key)]
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        made.append(ast.Constant(_OPERATOR_NODES.index(type(test.ops[0]))))
-        name, operands = COMPARE, [test.left, test.comparators[0]]
-    else:
-        name, operands = CHECK, [test]
-    call = ast.Call(ast.Name(name, ast.Load()), [*made, *operands], [])
-    statement = ast.Expr(call)
-    for new in (statement, call, call.func, *made):
-        ast.copy_location(new, node)
-    return statement
+    table = soften_asserts(tree)
+    return compile(tree, TEST_FILE, "exec"), table
 
 
 class _WhenMet(Exception):
@@ -245,9 +211,9 @@ class Ledger:
     an assert holds or not.
     """
 
-    def __init__(self, source: str, asserts: dict[tuple[int, int], ast.Assert]) -> None:
+    def __init__(self, source: str, asserts: AssertTable) -> None:
         self.source = source
-        self.asserts = asserts
+        self.asserts = asserts  # where each assert stands in `source`, its constant message
         self.events: list[tuple] = []
 
     def bind(self, namespace: dict) -> None:
@@ -298,28 +264,30 @@ class Ledger:
     def _detail(self, key: tuple[int, int], op: int, left: object) -> str:
         """The failed assert's source; a comparison's left side as the test observed it,
         another assert's constant message."""
-        node = self.asserts.get(key)
-        if node is None:
+        place = self.asserts.get(key)
+        if place is None:
             return "assert ..."
-        source = one_line(_segment(self.source, node) or "assert ...", DETAIL_MAX // 2)
+        source = one_line(_segment(self.source, key, place) or "assert ...", DETAIL_MAX // 2)
         if op != _CHECKED:
             return one_line(f"{source}  # got {short_repr(left)}")
-        message = str(node.msg.value) if isinstance(node.msg, ast.Constant) else ""
+        message = place[4] if type(place[4]) is str else ""
         return one_line(f"{source}  # {message}" if message else source)
 
 
-def _segment(source: str, node: ast.stmt) -> str:
-    """`ast.get_source_segment(source, node)`, splitting only what it needs: the verdict's
-    detail is the one part of a blind job's second phase that a wrong answer adds (the
-    library's version splits the whole test in a Python loop: ~0.1 ms for HumanEval's)."""
-    if node.end_lineno is None or node.end_col_offset is None:
+def _segment(source: str, key: tuple[int, int], place: tuple) -> str:
+    """`ast.get_source_segment` of the assert at `key` (`place` says where it ends),
+    splitting only what it needs: the verdict's detail is the one part of a blind job's
+    second phase that a wrong answer adds (the library's version splits the whole test
+    in a Python loop: ~0.1 ms for HumanEval's)."""
+    (line, col), end_line, end_col = key, place[2], place[3]
+    if not all(type(n) is int for n in (line, col, end_line, end_col)):
         return ""
     lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # as the parser counts lines
-    first, last = node.lineno - 1, node.end_lineno - 1
+    first, last = line - 1, end_line - 1
     if not 0 <= first <= last < len(lines):
         return ""
     if first == last:
-        return lines[first].encode()[node.col_offset:node.end_col_offset].decode(errors="replace")
-    head = lines[first].encode()[node.col_offset:].decode(errors="replace")
-    tail = lines[last].encode()[:node.end_col_offset].decode(errors="replace")
+        return lines[first].encode()[col:end_col].decode(errors="replace")
+    head = lines[first].encode()[col:].decode(errors="replace")
+    tail = lines[last].encode()[:end_col].decode(errors="replace")
     return "\n".join([head, *lines[first + 1:last], tail])

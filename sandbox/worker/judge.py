@@ -14,7 +14,8 @@ import sys
 import types
 from typing import Callable
 
-from .assertions import OBSERVER, Ledger, compile_blind_test, compile_test, failed_assert_detail, observer
+from .assertions import (OBSERVER, Ledger, compile_blind_test, compile_prepared, compile_test, failed_assert_detail,
+                         observer)
 from .child import flush_stdio
 from .link import Link, Opaque, ProgramBroke, Remote
 from .plain import from_tree
@@ -171,8 +172,10 @@ def _judge(payload: dict, link: Link) -> tuple[str, str]:
     assert ends the test (not blind: internal tests, whose verdicts reach the agent)."""
     test = payload["test"]
     _cache_sources(payload)
+    prepared = compile_prepared(payload.get("prepared"), blind=False)
+    compiled_source = payload["prepared"]["source"] if prepared else None
     try:
-        code, observed = compile_test(test)
+        code, observed = prepared or compile_test(test)
     except SyntaxError as exc:
         return "error", one_line(f"invalid test: {exception_line(exc)}")
     namespace = _prepare(payload, link, code)
@@ -185,7 +188,7 @@ def _judge(payload: dict, link: Link) -> tuple[str, str]:
         pass
     except AssertionError as exc:
         if link.broken is None:
-            return "failed", failed_assert_detail(exc, test, observed)
+            return "failed", failed_assert_detail(exc, test, observed, compiled_source)
     except SystemExit as exc:
         if link.broken is None:
             return "error", f"the test called sys.exit({short_repr(exc.code)}) before it finished"
@@ -207,7 +210,8 @@ def _run_blind(payload: dict, link: Link) -> Callable[[], Verdict]:
     test = payload["test"]
     _cache_sources(payload)
     try:
-        code, ledger = compile_blind_test(test)
+        code, table = compile_prepared(payload.get("prepared"), blind=True) or compile_blind_test(test)
+        ledger = Ledger(test, table)
     except SyntaxError as exc:
         invalid = ("error", one_line(f"invalid test: {exception_line(exc)}"), False)
         return lambda: invalid

@@ -1,7 +1,8 @@
 """What both sides of the worker share: the host's protocol version, the descriptors and
 limits of P and T, and the length-prefixed JSON frames between them.
 
-The only module of the worker that the host imports (for PROTOCOL).
+One of the two modules of the worker that the host imports (for PROTOCOL; the other is
+`rewrite`, for the tests it prepares).
 """
 from __future__ import annotations
 

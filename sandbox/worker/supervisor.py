@@ -135,7 +135,7 @@ class _Worker:
             p_pid = give_job(program_child, dict(limits, role="program", program=job["program"]),
                               [channel_p.fileno(), out_w])
             t_pid = give_job(test_child, dict(limits, role="test", test=job["test"],
-                                               prelude=job.get("prelude") or "",
+                                               prepared=job.get("prepared"), prelude=job.get("prelude") or "",
                                                entry_point=job.get("entry_point"), token=token, blind=blind),
                               test_fds)
         except OSError as exc:  # a blank child died before its job: with its zygote

@@ -257,7 +257,7 @@ def test_a_blind_test_still_keeps_its_time_limit(sandbox):
 # --- the rewrite itself (in this process: no sandbox) ------------------------------------
 
 def test_every_assert_statement_is_made_soft_wherever_it_is():
-    from sandbox.worker.assertions import compile_blind_test
+    from sandbox.worker.assertions import Ledger, compile_blind_test
 
     test = (
         "def nested():\n    assert 1 == 2\n    def deeper():\n        assert 2 == 3\n    deeper()\n"
@@ -271,7 +271,8 @@ def test_every_assert_statement_is_made_soft_wherever_it_is():
         "if True:\n    assert not True, 'plain'\n"
         "nested()\n"
     )
-    code, ledger = compile_blind_test(test)
+    code, table = compile_blind_test(test)
+    ledger = Ledger(test, table)
     namespace: dict = {}
     ledger.bind(namespace)
     exec(code, namespace)  # no AssertionError: every assert recorded instead
