@@ -28,6 +28,7 @@ import signal
 import tempfile
 import threading
 import time
+import weakref
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
@@ -111,6 +112,9 @@ class LocalModel:
         self.engine_version = engine_version()
         started = time.monotonic()
         self._server, self._socket_dir = _start(path, self, spec)
+        # The socket's folder goes with the model, closed or not (at the latest when
+        # the interpreter exits).
+        self._remove_socket_dir = weakref.finalize(self, shutil.rmtree, self._socket_dir, ignore_errors=True)
         self.load_s = time.monotonic() - started
         self.concurrency_note = (
             f"{spec}: {ENGINE} {self.engine_version}, {self.slots} slot(s) on {self.n_threads} "
@@ -230,7 +234,7 @@ class LocalModel:
                 self._idle.wait()
             server, self._server = self._server, None
         del server  # the last reference: the engine stops its loop and frees the model
-        shutil.rmtree(self._socket_dir, ignore_errors=True)
+        self._remove_socket_dir()
 
 
 def _start(path: Path, model: LocalModel, spec: str) -> tuple[Any, str]:
