@@ -190,6 +190,7 @@ class WorkerPool:
         self._domains: dict[str, _Domain] = {}
         self._spares: list[_Channel] = []  # started, never given a job: bound to no domain
         self._starting = 0  # spares being started in the background
+        self._starters: list[threading.Thread] = []  # their threads, which close() waits for
         self._closed = False
         self._lock = threading.Lock()
         self.replacements = 0  # workers started to replace a dead, hung or worn one
@@ -390,7 +391,9 @@ class WorkerPool:
             wanted = self._size
         while len(self._spares) + self._starting < wanted:
             self._starting += 1
-            threading.Thread(target=self._start_spare, name="sandbox-spare", daemon=True).start()
+            starter = threading.Thread(target=self._start_spare, name="sandbox-spare", daemon=True)
+            self._starters = [thread for thread in self._starters if thread.is_alive()] + [starter]
+            starter.start()
 
     def _start_spare(self) -> None:
         channel = None
@@ -414,9 +417,15 @@ class WorkerPool:
             channels = [slot.channel for domain in self._domains.values() for slot in domain.slots]
             channels += self._spares
             self._spares = []
+            starters, self._starters = self._starters, []
         for channel in channels:
             if channel is not None:
                 try:
                     channel.close()
                 except Exception:
                     pass
+        # A spare still starting closes itself once started (the pool is closed): wait
+        # for it, or the interpreter's exit would cut its thread short and leave the
+        # worker (a container, a host folder) behind.
+        for starter in starters:
+            starter.join(STARTUP_TIMEOUT_S + GUARD_MARGIN_S)

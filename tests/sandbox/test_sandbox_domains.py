@@ -173,6 +173,19 @@ def test_spares_start_in_the_background_and_none_outlives_the_pool():
     assert all(worker.closed for worker in made), [(w.name, w.closed) for w in made]
 
 
+def test_closing_the_pool_waits_for_spares_still_starting():
+    """A harness that closes its pool and exits (a refused resume, say) must not leave a
+    spare that was still starting: its thread would die with the interpreter, and the
+    worker (a container, a host folder) would outlive the run."""
+    pool, made, _ = pretend_pool(2, start_s=0.3)
+    pool.run(RunRequest("", ["pass"], domain="a"))
+    pool.run(RunRequest("", ["pass"], domain="b"))  # two slots without a worker: spares start
+    assert pool._starting > 0
+    pool.close()
+    assert pool._starting == 0  # close() returned after them, not before
+    assert len(made) == 4 and all(worker.closed for worker in made), [(w.name, w.closed) for w in made]
+
+
 def test_domains_named_at_open_have_a_worker_before_the_first_call(backend, sandbox_opener):
     """SandboxConfig.domains: each gets a worker at open (one trivial job), and spares
     start in the background for the domains' next calls."""
