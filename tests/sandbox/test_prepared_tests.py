@@ -145,3 +145,27 @@ def test_the_worker_grades_a_prepared_test_as_it_grades_its_own_rewrite(backend,
     misses = cache.misses
     prepared_sandbox.run(RunRequest(program, tests, blind=True))
     assert cache.misses == misses and cache.hits >= len(tests)
+
+
+def test_a_test_too_large_to_prepare_is_left_to_the_worker():
+    from sandbox._prepared import PREPARE_MAX_CHARS, PreparedTests
+
+    cache = PreparedTests()
+    small = "assert f(1) == 1\n"
+    large = small * (PREPARE_MAX_CHARS // len(small) + 1)
+    assert cache.get(small, True) is not None
+    assert cache.get(large, True) is None and cache.misses == 1  # not even looked up
+
+
+def test_the_cache_keeps_at_most_its_bounds():
+    from sandbox._prepared import PreparedTests
+
+    cache = PreparedTests(max_entries=3)
+    tests = [f"assert f({i}) == {i}\n" for i in range(5)]
+    for test in tests:
+        cache.get(test, False)
+    assert len(cache._entries) == 3
+    cache.get(tests[-1], False)
+    assert cache.hits == 1
+    cache.get(tests[0], False)  # evicted: prepared again
+    assert cache.misses == 6
