@@ -33,6 +33,7 @@ import gc
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,6 +47,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from grade_humaneval import grade_human_eval, human_eval_grader, load_problems  # noqa: E402
 
 from sandbox.worker import procs as worker_procs, supervisor as worker_supervisor  # noqa: E402
+from sandbox.worker.rewrite import prepare  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -67,6 +69,8 @@ def _proc_cpu(pid: int) -> tuple[float, float]:
 
 def worker_split(problems: list[dict]) -> dict[str, float]:
     """CPU ms per program in W, the zygote, and P+T, grading `problems` in the worker."""
+    prepared = {test: prepare(test, True) for test in
+                (p["test"] + f"\ncheck({p['entry_point']})\n" for p in problems)}
     scratch = tempfile.mkdtemp(prefix="sandbox-cost-")
     process = subprocess.Popen(
         [sys.executable, "-I", "-B", str(ROOT / "sandbox" / "worker"), "--scratch-root", scratch],
@@ -77,8 +81,10 @@ def worker_split(problems: list[dict]) -> dict[str, float]:
         raise SystemExit("the worker did not start")
 
     def grade(problem: dict, number: int) -> None:
+        test = problem["test"] + f"\ncheck({problem['entry_point']})\n"
+        # Blind, with the text the host prepares (as the pool sends hidden tests).
         job = {"id": number, "program": problem["prompt"] + problem["canonical_solution"],
-               "test": problem["test"] + f"\ncheck({problem['entry_point']})\n", "prelude": "",
+               "test": test, "prepared": prepared[test], "blind": True, "prelude": "",
                "entry_point": problem["entry_point"], "timeout_s": 3, "memory_mb": 1024,
                "max_output_bytes": 65536, "max_file_mb": 16, "pids": 64}
         process.stdin.write(json.dumps(job).encode() + b"\n")
@@ -103,6 +109,7 @@ def worker_split(problems: list[dict]) -> dict[str, float]:
     finally:
         process.stdin.close()
         process.wait(timeout=30)
+        shutil.rmtree(scratch, ignore_errors=True)
     return {key: (after[key] - before[key]) / len(problems) * 1000 for key in before}
 
 
