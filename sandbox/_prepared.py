@@ -44,14 +44,17 @@ class PreparedTests:
                 return self._entries[key]
             self.misses += 1
         prepared = prepare(test, blind)  # outside the lock: other calls go on meanwhile
-        size = 2 * len(test) + 64
-        if size > self._max_chars:
-            return prepared
         with self._lock:
             if key not in self._entries:
                 self._entries[key] = prepared
-                self._chars += size
+                self._chars += _size(test)
                 while len(self._entries) > self._max_entries or self._chars > self._max_chars:
                     (old, _), _ = self._entries.popitem(last=False)
-                    self._chars -= 2 * len(old) + 64
+                    self._chars -= _size(old)
         return prepared
+
+
+def _size(test: str) -> int:
+    """What an entry holds, in characters: the test's prepared text (about the test's
+    size; the key holds the test itself)."""
+    return 2 * len(test) + 64

@@ -32,9 +32,9 @@ CHECK = "__sandbox_check__"  # blind: any other assert, evaluated when met and r
 # The operators of `assert L op R`, by the index the rewritten call passes.
 OPERATOR_NODES = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 
-# An assert's place in the test as written, for its failure detail:
-# (line, col, end_line, end_col, constant message or None), keyed by (line, col).
-AssertTable = dict[tuple[int, int], tuple[int, int, int, int, "str | None"]]
+# An assert's place in the test as written, for its failure detail, keyed by where it
+# starts, (line, col): (end_line, end_col, constant message or None).
+AssertTable = dict[tuple[int, int], tuple[int, int, "str | None"]]
 
 
 def bodies(tree: ast.Module):
@@ -66,7 +66,8 @@ def statements(body: list):
                 stack.extend(inner)
 
 
-def _observed(node: ast.stmt) -> bool:
+def single_comparison(node: ast.stmt) -> bool:
+    """Whether `node` is `assert L op R`: the asserts whose left side is observed."""
     return type(node) is ast.Assert and type(node.test) is ast.Compare and len(node.test.ops) == 1
 
 
@@ -78,7 +79,7 @@ def observe_asserts(tree: ast.Module) -> bool:
     """In place: each single comparison's left side observed; whether any was."""
     rewritten = False
     for node in statements(tree.body):
-        if _observed(node):
+        if single_comparison(node):
             left = node.test.left
             key = _key(node)
             call = ast.Call(ast.Name(OBSERVER, ast.Load()), [key, left], [])
@@ -101,10 +102,10 @@ def soften_asserts(tree: ast.Module) -> AssertTable:
     return table
 
 
-def _place(node: ast.Assert) -> tuple[int, int, int, int, str | None]:
+def _place(node: ast.Assert) -> tuple[int, int, str | None]:
     """A constant message shows in the detail (it could not ask the program anything)."""
     message = str(node.msg.value) if type(node.msg) is ast.Constant else None
-    return (node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0, message)
+    return (node.end_lineno or node.lineno, node.end_col_offset or 0, message)
 
 
 def _soft(node: ast.Assert) -> ast.stmt:
@@ -113,7 +114,7 @@ def _soft(node: ast.Assert) -> ast.stmt:
     test = node.test
     key = _key(node)
     head: list[ast.expr] = [key]
-    if _observed(node):
+    if single_comparison(node):
         head.append(ast.Constant(OPERATOR_NODES.index(type(test.ops[0]))))
         name, operands = COMPARE, [test.left, test.comparators[0]]
     else:
@@ -154,7 +155,7 @@ Edit = tuple[int, int, int, int, str]  # from (line, col) to (line, col), by thi
 def _observe_edits(tree: ast.Module) -> list[Edit]:
     edits: list[Edit] = []
     for node in statements(tree.body):
-        if _observed(node):
+        if single_comparison(node):
             left = node.test.left
             edits.append((left.lineno, left.col_offset, left.lineno, left.col_offset,
                           f"{OBSERVER}(({node.lineno}, {node.col_offset}), "))
@@ -173,7 +174,7 @@ def _soft_edits(tree: ast.Module) -> list[Edit]:
             if type(node) is not ast.Assert:
                 continue
             key = f"({node.lineno}, {node.col_offset})"
-            if _observed(node):
+            if single_comparison(node):
                 op = OPERATOR_NODES.index(type(node.test.ops[0]))
                 operands = [node.test.left, node.test.comparators[0]]
                 head = f"{COMPARE}({key}, {op}, "
