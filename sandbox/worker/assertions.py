@@ -22,8 +22,8 @@ import types
 
 from .link import Opaque, ProgramBroke, Remote, _Handle
 from .protocol import DETAIL_MAX, TEST_FILE
-from .rewrite import (CHECK, COMPARE, OBSERVER, OPERATOR_NODES, AssertTable, observe_asserts, single_comparison,
-                      soften_asserts, statements)
+from .rewrite import (CHECK, COMPARE, OBSERVER, OPERATOR_NODES, SOFT, AssertTable, observe_asserts,
+                      single_comparison, soften_asserts, statements)
 from .text import exception_line, one_line, short_repr
 
 def compile_test(source: str) -> tuple[types.CodeType, dict]:
@@ -119,6 +119,14 @@ def failed_assert_detail(exc: AssertionError, test_source: str, values: dict,
     return one_line(f"{source}  # {message}" if message else source)
 
 
+def exception_verdict(exc: BaseException, test_source: str) -> tuple[str, str]:
+    """The verdict of an exception that ended a test (or, blind, an assert's operands):
+    an AssertionError raised by hand is a failure, anything else an error."""
+    if isinstance(exc, AssertionError):
+        return "failed", failed_assert_detail(exc, test_source, {})
+    return "error", one_line(exception_line(exc))
+
+
 # --- verdict-blind tests ------------------------------------------------------------------
 
 # The operators of `assert L op R`, by the index the rewritten call passes; `is` and
@@ -128,6 +136,7 @@ _OPERATORS = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, o
 _FIRST_IDENTITY = OPERATOR_NODES.index(ast.Is)
 _FIRST_MEMBERSHIP = OPERATOR_NODES.index(ast.In)
 _CHECKED = -1  # the operator of an assert that is not a single comparison
+_RAISED = -2  # the operator of an assert whose operands raised (the exception kept as `left`)
 _ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 _PROGRAM_TYPES = (_Handle, Remote, Opaque)  # what stands in the test for an object of the program
 
@@ -135,9 +144,11 @@ _PROGRAM_TYPES = (_Handle, Remote, Opaque)  # what stands in the test for an obj
 def compile_blind_test(source: str) -> tuple[types.CodeType, AssertTable]:
     """The test's code with every `assert` statement (nested ones included) made soft:
     it records its outcome in a Ledger (made from the returned table) and the test goes
-    on. The assert's message is never evaluated (it could ask the program only when the
-    assert fails); a constant message still shows in the detail. SyntaxError as
-    compile() raises it."""
+    on, also when its operands raise an exception (an answer of the wrong type met
+    `abs(answer - 0.5)`: the test would otherwise end sooner for a wrong answer). The
+    assert's message is never evaluated (it could ask the program only when the assert
+    fails); a constant message still shows in the detail. SyntaxError as compile()
+    raises it."""
     tree = ast.parse(source, TEST_FILE)
     table = soften_asserts(tree)
     return compile(tree, TEST_FILE, "exec"), table
@@ -198,6 +209,38 @@ def _held(value: object, found: list[bool], seen: set[int]) -> object:
     raise _WhenMet
 
 
+class _Soft:
+    """`with` around one blind assert: an exception its operands raise (an `Exception`;
+    not the program breaking, a `SystemExit` or an interrupt, which still end the test)
+    is recorded as the assert's outcome, and the test goes on with its next statement."""
+
+    __slots__ = ("events", "key")
+
+    def __init__(self, events: list, key: tuple[int, int]) -> None:
+        self.events, self.key = events, key
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, _traceback) -> bool:
+        if kind is None or not issubclass(kind, Exception):
+            return False
+        self.events.append((self.key, _RAISED, exc, None, False))
+        return True
+
+
+class _SoftByKey(dict):
+    """SOFT in the test's namespace: the `with` of the assert at each (line, col)."""
+
+    def __init__(self, events: list) -> None:
+        super().__init__()
+        self.events = events
+
+    def __missing__(self, key: tuple[int, int]) -> _Soft:
+        made = self[key] = _Soft(self.events, key)
+        return made
+
+
 class Ledger:
     """What a blind test's asserts met, in order: `(key, op, left, right, outcome)`.
 
@@ -208,8 +251,9 @@ class Ledger:
     are). A comparison that may need P to answer (`in` an object of the program, the
     test's own object beside one of the program's, a generator or any value of a type
     not known to be inert), `is` and `is not` (constant time), and every other assert are
-    evaluated when met; only their outcome is kept then. Recording costs the same whether
-    an assert holds or not.
+    evaluated when met; only their outcome is kept then. An assert whose operands
+    raised keeps the exception (op `_RAISED`). Recording costs the same whether an
+    assert holds or not.
     """
 
     def __init__(self, source: str, asserts: AssertTable) -> None:
@@ -220,6 +264,7 @@ class Ledger:
     def bind(self, namespace: dict) -> None:
         namespace[COMPARE] = self.compare
         namespace[CHECK] = self.check
+        namespace[SOFT] = _SoftByKey(self.events)
 
     def compare(self, key: tuple[int, int], op: int, left: object, right: object) -> None:
         if op >= _FIRST_IDENTITY:
@@ -248,6 +293,10 @@ class Ledger:
         raised: tuple[str, str] | None = None  # a deferred comparison that raised
         failed: tuple | None = None  # the first failed assert: (key, op, left)
         for key, op, left, right, outcome in self.events[:limit]:
+            if op == _RAISED:  # as it would have ended the test there
+                if failed is None and raised is None:
+                    raised = exception_verdict(left, self.source)
+                continue
             if outcome is None:
                 try:
                     outcome = bool(_OPERATORS[op](left, right))

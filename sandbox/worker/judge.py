@@ -14,8 +14,8 @@ import sys
 import types
 from typing import Callable
 
-from .assertions import (OBSERVER, Ledger, compile_blind_test, compile_prepared, compile_test, failed_assert_detail,
-                         observer)
+from .assertions import (OBSERVER, Ledger, compile_blind_test, compile_prepared, compile_test, exception_verdict,
+                         failed_assert_detail, observer)
 from .child import flush_stdio
 from .link import Link, Opaque, ProgramBroke, Remote
 from .plain import from_tree
@@ -240,11 +240,10 @@ def _blind_verdict(ledger: Ledger, link: Link, ending: BaseException | None, tes
         return "error", one_line(link.broken), link.program_ended
     if ending is None:
         return "passed", "", False
-    if isinstance(ending, AssertionError):  # raised, not an assert statement (the program's, a helper's)
-        return "failed", failed_assert_detail(ending, test, {}), False
     if isinstance(ending, SystemExit):
         return "error", f"the test called sys.exit({short_repr(ending.code)}) before it finished", False
-    return "error", one_line(exception_line(ending)), False
+    # Raised outside an assert statement (or an AssertionError raised by hand).
+    return (*exception_verdict(ending, test), False)
 
 
 def _calls_done(token: str, link: Link) -> None:

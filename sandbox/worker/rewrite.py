@@ -7,8 +7,10 @@ Not blind (the agent's own gradings): `assert L op R` becomes
 value the test observed and nothing is evaluated twice. Blind (hidden grading): every
 assert statement becomes a call that records its outcome and lets the test go on,
 `__sandbox_compare__((line, col), op, L, R)` for a single comparison and
-`__sandbox_check__((line, col), X)` for any other (its message is never evaluated).
-(line, col) is the assert's position in the test as written.
+`__sandbox_check__((line, col), X)` for any other (its message is never evaluated),
+inside `with __sandbox_soft__[(line, col)]:`, which records an exception its operands
+raise (`abs(answer - 0.5)` of an answer of the wrong type) as the assert's outcome and
+lets the test go on too. (line, col) is the assert's position in the test as written.
 
 Why the host prepares the text: rewriting a syntax tree in T, a process forked for the
 job, cost ~0.5 ms of CPU and ~110 page faults a job more than compiling text (Python's
@@ -28,6 +30,7 @@ from .protocol import TEST_FILE
 OBSERVER = "__sandbox_observed__"  # a dunder name: never asked of the program
 COMPARE = "__sandbox_compare__"  # blind: `assert L op R`, recorded
 CHECK = "__sandbox_check__"  # blind: any other assert, evaluated when met and recorded
+SOFT = "__sandbox_soft__"  # blind: `with SOFT[key]:` around each: an exception is recorded
 
 # The operators of `assert L op R`, by the index the rewritten call passes.
 OPERATOR_NODES = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Is, ast.IsNot)
@@ -109,8 +112,9 @@ def _place(node: ast.Assert) -> tuple[int, int, str | None]:
 
 
 def _soft(node: ast.Assert) -> ast.stmt:
-    """`assert L op R` -> `COMPARE(key, op, L, R)`; `assert X` -> `CHECK(key, X)`: the
-    operands evaluated as written, in the same order."""
+    """`assert L op R` -> `with SOFT[key]: COMPARE(key, op, L, R)`; `assert X` ->
+    `with SOFT[key]: CHECK(key, X)`: the operands evaluated as written, in the same
+    order; an exception they raise is the assert's outcome, and the test goes on."""
     test = node.test
     key = _key(node)
     head: list[ast.expr] = [key]
@@ -121,9 +125,13 @@ def _soft(node: ast.Assert) -> ast.stmt:
         name, operands = CHECK, [test]
     call = ast.Call(ast.Name(name, ast.Load()), [*head, *operands], [])
     statement = ast.Expr(call)
-    for new in (statement, call, call.func, *head, *key.elts):
+    soft_key = _key(node)
+    soft = ast.Subscript(ast.Name(SOFT, ast.Load()), soft_key, ast.Load())
+    item = ast.withitem(soft)
+    block = ast.With([item], [statement])
+    for new in (statement, call, call.func, *head, *key.elts, block, soft, soft.value, soft_key, *soft_key.elts):
         ast.copy_location(new, node)
-    return statement
+    return block
 
 
 # --- the host's text ------------------------------------------------------------------
@@ -132,7 +140,8 @@ def _soft(node: ast.Assert) -> ast.stmt:
 def prepare(source: str, blind: bool) -> dict | None:
     """The test as text T compiles as it is: {"source": text, "asserts": table as lists
     (blind only)}; None when the splice cannot be shown to be the tree transform (the
-    test does not parse, say): T then rewrites the tree itself."""
+    test does not parse, say, or, blind, an assert follows another statement on its line,
+    where no `with` can stand): T then rewrites the tree itself."""
     text = source.replace("\r\n", "\n").replace("\r", "\n")  # the lines the parser counts
     try:
         tree = ast.parse(text, TEST_FILE)
@@ -177,10 +186,10 @@ def _soft_edits(tree: ast.Module) -> list[Edit]:
             if single_comparison(node):
                 op = OPERATOR_NODES.index(type(node.test.ops[0]))
                 operands = [node.test.left, node.test.comparators[0]]
-                head = f"{COMPARE}({key}, {op}, "
+                head = f"with {SOFT}[{key}]: {COMPARE}({key}, {op}, "
             else:
                 operands = [node.test]
-                head = f"{CHECK}({key}, "
+                head = f"with {SOFT}[{key}]: {CHECK}({key}, "
             edits.append((node.lineno, node.col_offset, operands[0].lineno, operands[0].col_offset, head))
             for before, after in zip(operands, operands[1:]):
                 edits.append((before.end_lineno, before.end_col_offset, after.lineno, after.col_offset, ", "))

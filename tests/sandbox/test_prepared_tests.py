@@ -17,6 +17,9 @@ from sandbox.worker.rewrite import OBSERVER, prepare
 # Asserts as people (and models) write them: spread over lines, in parentheses, with
 # comments and messages, two on a line, nested in every kind of block, after non-ASCII
 # text on the same line (the parser's columns are UTF-8 bytes), with CRLF line ends.
+# Blind, an assert after another statement on its line cannot be spliced (no `with` can
+# stand there): the host leaves those tests to T's own rewrite, which does the same.
+NOT_SPLICED_BLIND = {"two on a line", "non-ASCII before"}
 TRICKY = {
     "plain": "assert f(1) == 2\nassert f(2) == 3, 'second'\n",
     "two on a line": "assert f(1) == 1; assert f(2) == 5; assert f(3) == 3\n",
@@ -26,6 +29,7 @@ TRICKY = {
     "every operator": ("assert f(1) != 1\nassert f(1) < 1\nassert f(1) <= 0\nassert f(1) > 1\nassert f(1) >= 2\n"
                        "assert f(1) in [2]\nassert f(1) not in [1]\nassert f(1) is None\nassert f(1) is not True\n"),
     "non-ASCII before": "s = 'héllo wörld'; assert f(len(s)) == 11; assert f(1) == 2\n",
+    "non-ASCII inside": "assert f('héllo wörld') == 'héllo wörld'\nassert (f('ö'), f(1)) == ('ö', 2)\n",
     "nested blocks": ("def check(c):\n    for x in range(3):\n        if x:\n            assert c(x) == x\n"
                       "    try:\n        assert c(7) == 8\n    except AssertionError:\n        raise\n"
                       "class K:\n    assert f(1) == 1\nmatch 1:\n    case 1:\n        assert f(5) == 6\n"
@@ -46,7 +50,7 @@ def _run(code, namespace: dict) -> BaseException | None:
 
 
 def _blind_events(test: str, prepared: bool, calls: list) -> tuple:
-    code, table = compile_prepared(prepare(test, True), True) if prepared else compile_blind_test(test)
+    code, table = ((prepared and compile_prepared(prepare(test, True), True)) or compile_blind_test(test))
     ledger = Ledger(test, table)
     namespace = {"f": lambda v: calls.append(v) or v}
     ledger.bind(namespace)
@@ -68,8 +72,8 @@ def _open_verdict(test: str, prepared: bool, calls: list) -> tuple:
 @pytest.mark.parametrize("name", sorted(TRICKY))
 def test_a_prepared_test_does_what_the_worker_s_rewrite_does(name):
     test = TRICKY[name]
-    for blind in (True, False):
-        assert prepare(test, blind) is not None, (name, blind)
+    assert (prepare(test, True) is None) == (name in NOT_SPLICED_BLIND), name
+    assert prepare(test, False) is not None, name
     calls_tree: list = []
     calls_text: list = []
     assert _blind_events(test, True, calls_text) == _blind_events(test, False, calls_tree)
