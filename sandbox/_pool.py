@@ -16,6 +16,7 @@ the agent in another (sandbox/README.md, "Domains").
 from __future__ import annotations
 
 import json
+import os
 import queue
 import threading
 import time
@@ -32,6 +33,17 @@ STARTUP_TIMEOUT_S = 60.0
 # the guard only fires when the worker itself is stuck.
 GUARD_MARGIN_S = 15.0
 _EOF = object()
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this PID runs on this machine (any user's)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def valid_text(text: str) -> str:

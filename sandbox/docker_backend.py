@@ -14,7 +14,7 @@ import weakref
 from typing import Iterator
 
 from sandbox._engine import LABEL, connect, image_problem, recipe_digest, resolve_image
-from sandbox._pool import WorkerPool, _Channel
+from sandbox._pool import WorkerPool, _Channel, pid_alive
 from sandbox.base import RunRequest, SandboxConfig, SandboxUnavailable, TestOutcome
 
 OWNER_LABEL = "reflexion-harness.sandbox.owner"  # "<host>:<pid>" of the harness process
@@ -257,7 +257,7 @@ def remove_stale_containers(client) -> int:
         labels = container.attrs.get("Labels") or {}
         owner_host, _, pid = labels.get(OWNER_LABEL, ":").partition(":")
         if owner_host == host:
-            stale = not (pid.isdigit() and _pid_alive(int(pid)))
+            stale = not (pid.isdigit() and pid_alive(int(pid)))
         else:
             stale = container.status in ("exited", "dead")
         if stale:
@@ -267,16 +267,6 @@ def remove_stale_containers(client) -> int:
             except docker.errors.DockerException:
                 pass
     return removed
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class DockerSandbox:

@@ -9,7 +9,10 @@ engine can run.
 """
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -19,7 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from sandbox._engine import copy_worker, recipe_digest
-from sandbox._pool import WorkerPool, _Channel
+from sandbox._pool import WorkerPool, _Channel, pid_alive
 from sandbox.base import RunRequest, SandboxConfig, TestOutcome
 
 WARNING = (
@@ -34,12 +37,62 @@ WARNING = (
 )
 
 
+# Each worker's private folder in the temporary folder, named after the harness process
+# that made it, so that a later run can tell the folders of a run that was killed.
+_HOME = re.compile(r"harness-sandbox-(\d+)-[^/]+")
+
+
+def remove_stale_homes(root: str | None = None) -> int:
+    """Remove the workers' private folders (`harness-sandbox-<pid>-*`, this user's) whose
+    harness process no longer runs: a run killed with SIGKILL cannot remove its own (and a
+    program may have left them unreadable). Folders of live processes, and any other
+    name, are left alone."""
+    root = root or tempfile.gettempdir()
+    removed = 0
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return 0
+    for name in names:
+        match = _HOME.fullmatch(name)
+        if match is None or int(match.group(1)) == os.getpid() or pid_alive(int(match.group(1))):
+            continue
+        path = os.path.join(root, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            continue
+        _remove_tree(path)
+        removed += not os.path.lexists(path)
+    return removed
+
+
+def _remove_tree(path: str) -> None:
+    """Remove a folder a program may have left unreadable, unwritable and deep (beyond
+    any recursion limit): coreutils' `chmod -R` and `rm -rf` walk it without recursion
+    and follow no symbolic link."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:  # shutil's walk recurses (Python 3.11)
+        pass
+    if not os.path.lexists(path):
+        return
+    for command in (["chmod", "-R", "u+rwx", "--", path], ["rm", "-rf", "--", path]):
+        try:
+            subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+
+
 class _ProcessChannel(_Channel):
     def __init__(self) -> None:
         super().__init__()
         # A private copy of the worker and a private scratch root: the tests may delete
         # or fill them without touching the checkout or the user's /tmp.
-        self._home = tempfile.mkdtemp(prefix="harness-sandbox-")
+        self._home = tempfile.mkdtemp(prefix=f"harness-sandbox-{os.getpid()}-")
         worker = copy_worker(Path(self._home) / "worker")
         scratch = Path(self._home) / "scratch"
         scratch.mkdir(mode=0o700)
@@ -103,7 +156,7 @@ class _ProcessChannel(_Channel):
                 stream.close()
             except OSError:
                 pass
-        shutil.rmtree(self._home, ignore_errors=True)
+        _remove_tree(self._home)
 
 
 class ProcessSandbox:
@@ -113,6 +166,7 @@ class ProcessSandbox:
 
     def __init__(self, config: SandboxConfig) -> None:
         print(WARNING, file=sys.stderr, flush=True)
+        remove_stale_homes()
         self.config = config
         self._pool = WorkerPool(
             _ProcessChannel,

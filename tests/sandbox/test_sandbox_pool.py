@@ -244,3 +244,59 @@ def test_process_backend_warns_every_time(sandbox_opener, capsys):
     for _ in range(2):
         sandbox_opener("process", workers=1).close()
     assert capsys.readouterr().err.count("WITHOUT isolation") == 2
+
+
+def test_process_backend_removes_the_folders_of_a_run_that_was_killed(sandbox_opener, tmp_path, monkeypatch):
+    """A run killed with SIGKILL leaves its workers' private folders; the next one that
+    opens the process backend removes them (deep and unreadable ones too), and leaves
+    those of live processes and any other name alone."""
+    import subprocess
+    import sys
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()  # a PID that no longer runs
+    stale = tmp_path / f"harness-sandbox-{ended.pid}-abc123"
+    (stale / "scratch").mkdir(parents=True)
+    _deep_folder(stale / "scratch", 1100)  # deeper than Python's recursion limit
+    (stale / "scratch").chmod(0o000)
+    readable = tmp_path / f"harness-sandbox-{ended.pid}-def456"  # deep, and readable
+    readable.mkdir()
+    _deep_folder(readable, 1100)
+    (stale / "link").symlink_to(tmp_path / "outside")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "kept").write_text("not followed")
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    live = tmp_path / f"harness-sandbox-{running.pid}-live"
+    live.mkdir()
+    other = tmp_path / "harness-sandbox-notapid"
+    other.mkdir()
+    sandbox = sandbox_opener("process", workers=1)
+    try:
+        [outcome] = sandbox.run(RunRequest("def f():\n    return 1\n", ["assert f() == 1"]))
+        assert outcome.status == "passed", outcome
+        assert not stale.exists() and not readable.exists()
+        assert live.exists() and other.exists() and (tmp_path / "outside" / "kept").exists()
+        mine = [p for p in tmp_path.iterdir() if p.name.startswith(f"harness-sandbox-{os.getpid()}-")]
+        assert len(mine) == 1 and (mine[0] / "worker").is_dir(), mine  # this pool's worker's own
+    finally:
+        sandbox.close()
+        running.kill()
+        running.wait()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(f"harness-sandbox-{os.getpid()}-")]
+
+
+def _deep_folder(top, depth: int) -> None:
+    """`depth` nested folders under `top`, made through descriptors (the whole path is
+    longer than a path may be), with a file at the bottom."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(os.open("f", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
+    finally:
+        os.close(fd)
