@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import ast
 import operator
+import sys
 import types
 
 from .link import Opaque, ProgramBroke, Remote, _Handle
 from .protocol import DETAIL_MAX, TEST_FILE
-from .rewrite import (CHECK, COMPARE, OBSERVER, OPERATOR_NODES, SOFT, AssertTable, observe_asserts,
+from .rewrite import (CHECK, COMPARE, OBSERVER, OPERATOR_NODES, SOFT, AssertTable, BlindTable, observe_asserts,
                       single_comparison, soften_asserts, statements)
 from .text import exception_line, one_line, short_repr
 
@@ -47,14 +48,17 @@ def compile_prepared(prepared: object, blind: bool) -> tuple[types.CodeType, obj
         return None
     if not blind:
         return code, {}
-    rows = prepared.get("asserts")
-    if type(rows) is not list:
+    rows, guarded = prepared.get("asserts"), prepared.get("guarded")
+    if type(rows) is not list or type(guarded) is not list:
         return None
-    table = {}
+    table = BlindTable()
     for row in rows:
         if type(row) is not list or len(row) != 5:
             return None
         table[(row[0], row[1])] = tuple(row[2:])
+    if not all(type(lines) is list and len(lines) == 2 and all(type(n) is int for n in lines) for lines in guarded):
+        return None
+    table.guarded = tuple((first, last) for first, last in guarded)
     return code, table
 
 
@@ -141,7 +145,7 @@ _ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 _PROGRAM_TYPES = (_Handle, Remote, Opaque)  # what stands in the test for an object of the program
 
 
-def compile_blind_test(source: str) -> tuple[types.CodeType, AssertTable]:
+def compile_blind_test(source: str) -> tuple[types.CodeType, BlindTable]:
     """The test's code with every `assert` statement (nested ones included) made soft:
     it records its outcome in a Ledger (made from the returned table) and the test goes
     on, also when its operands raise an exception (an answer of the wrong type met
@@ -212,32 +216,49 @@ def _held(value: object, found: list[bool], seen: set[int]) -> object:
 class _Soft:
     """`with` around one blind assert: an exception its operands raise (an `Exception`;
     not the program breaking, a `SystemExit` or an interrupt, which still end the test)
-    is recorded as the assert's outcome, and the test goes on with its next statement."""
+    that nothing of the test could catch is recorded as the assert's outcome, and the
+    test goes on with its next statement. One the test could catch (a frame of it stands
+    in a `try` or `with` statement, or code that is not the test's stands between the
+    assert and the test's module) goes on as it would have."""
 
-    __slots__ = ("events", "key")
+    __slots__ = ("events", "key", "guarded")
 
-    def __init__(self, events: list, key: tuple[int, int]) -> None:
-        self.events, self.key = events, key
+    def __init__(self, events: list, key: tuple[int, int], guarded: tuple[tuple[int, int], ...]) -> None:
+        self.events, self.key, self.guarded = events, key, guarded
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, kind, exc, _traceback) -> bool:
-        if kind is None or not issubclass(kind, Exception):
+        if kind is None or not issubclass(kind, Exception) or not self._would_end_the_test():
             return False
         self.events.append((self.key, _RAISED, exc, None, False))
         return True
+
+    def _would_end_the_test(self) -> bool:
+        frame = sys._getframe(2)  # the frame whose `with` this is
+        while frame is not None:
+            code = frame.f_code
+            if code.co_filename != TEST_FILE:
+                return False  # a helper of the prelude, a library: it may catch it
+            line = frame.f_lineno
+            if any(first <= line <= last for first, last in self.guarded):
+                return False
+            if code.co_name == "<module>":
+                return True
+            frame = frame.f_back
+        return False
 
 
 class _SoftByKey(dict):
     """SOFT in the test's namespace: the `with` of the assert at each (line, col)."""
 
-    def __init__(self, events: list) -> None:
+    def __init__(self, events: list, guarded: tuple[tuple[int, int], ...]) -> None:
         super().__init__()
-        self.events = events
+        self.events, self.guarded = events, guarded
 
     def __missing__(self, key: tuple[int, int]) -> _Soft:
-        made = self[key] = _Soft(self.events, key)
+        made = self[key] = _Soft(self.events, key, self.guarded)
         return made
 
 
@@ -264,7 +285,7 @@ class Ledger:
     def bind(self, namespace: dict) -> None:
         namespace[COMPARE] = self.compare
         namespace[CHECK] = self.check
-        namespace[SOFT] = _SoftByKey(self.events)
+        namespace[SOFT] = _SoftByKey(self.events, getattr(self.asserts, "guarded", ()))
 
     def compare(self, key: tuple[int, int], op: int, left: object, right: object) -> None:
         if op >= _FIRST_IDENTITY:

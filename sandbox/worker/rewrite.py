@@ -40,6 +40,16 @@ OPERATOR_NODES = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, a
 AssertTable = dict[tuple[int, int], tuple[int, int, "str | None"]]
 
 
+class BlindTable(dict):
+    """A blind test's AssertTable, and `guarded`: the lines (first, last) of each `try` and
+    `with` statement of the test. An exception an assert's operands raise is recorded
+    (and the test goes on) only where nothing of the test could catch it: not while any
+    frame of the test stands on a guarded line, whose `except` (or context manager, such
+    as `pytest.raises`) expects it as before."""
+
+    guarded: tuple[tuple[int, int], ...] = ()
+
+
 def bodies(tree: ast.Module):
     """Every list of statements (a module's, a function's, a loop's, a handler's...)."""
     stack = [tree.body]
@@ -94,9 +104,15 @@ def observe_asserts(tree: ast.Module) -> bool:
     return rewritten
 
 
-def soften_asserts(tree: ast.Module) -> AssertTable:
-    """In place: every assert statement made a recording call; the asserts' table."""
-    table: AssertTable = {}
+_GUARDS = tuple(getattr(ast, name) for name in ("Try", "TryStar", "With", "AsyncWith") if hasattr(ast, name))
+
+
+def soften_asserts(tree: ast.Module) -> BlindTable:
+    """In place: every assert statement made a recording call; the asserts' table, with
+    the guarded lines (read before the transform adds its own `with` statements)."""
+    table = BlindTable()
+    table.guarded = tuple(sorted({(node.lineno, node.end_lineno or node.lineno)
+                                  for node in statements(tree.body) if isinstance(node, _GUARDS)}))
     for body in bodies(tree):
         for index, node in enumerate(body):
             if type(node) is ast.Assert:
@@ -155,6 +171,7 @@ def prepare(source: str, blind: bool) -> dict | None:
     prepared: dict = {"source": spliced}
     if blind:
         prepared["asserts"] = [[*key, *place] for key, place in table.items()]
+        prepared["guarded"] = [list(lines) for lines in table.guarded]
     return prepared
 
 

@@ -38,6 +38,8 @@ TRICKY = {
     "crlf": "assert f(1) == 1\r\nassert f(2) == 3\r\n",
     "lambda and comprehension": "assert (lambda v: f(v))(2) == 2\nassert [f(v) for v in (1, 2)] == [1, 3]\n",
     "message that would ask again": "assert f(4) == 5, f'f(4) is {f(4)}'\n",
+    "operands that raise": ("try:\n    assert f(None) + 1 == 1\nexcept TypeError:\n    pass\n"
+                            "assert f('a') + 1 == 2\nassert f(3) == 4\n"),
 }
 
 

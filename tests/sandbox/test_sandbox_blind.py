@@ -330,6 +330,15 @@ BLIND_CASES = [
     ("assert f(1) == 0\nassert len(f(None)) == 1", "failed", "assert f(1) == 0  # got 1", None),
     ("assert f(1) == 1\nassert f([])[0] == 1\nassert f(2) == 3", "error", "IndexError: list index out of range",
      None),
+    # ...but only where nothing of the test could catch it: inside a `try` or `with`
+    # (even in a helper the `try` calls), it goes where it would have gone.
+    ("try:\n    assert f(None) + 1 == 2\nexcept TypeError:\n    pass\nassert f(1) == 1", "passed", "", None),
+    ("def one(x):\n    assert f(x) + 1 == 2\ntry:\n    one(None)\nexcept TypeError:\n    pass\nassert f(1) == 1",
+     "passed", "", None),
+    ("import contextlib\nwith contextlib.suppress(TypeError):\n    assert f(None) + 1 == 2\nassert f(2) == 2",
+     "passed", "", None),
+    ("try:\n    assert f(None) + 1 == 2\nexcept ValueError:\n    pass\nassert f(1) == 0", "error",
+     "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'", None),
     # Not an assert statement: an AssertionError raised ends the test, as in one interpreter.
     ("raise AssertionError('by hand')\nassert f(1) == 0", "failed", "AssertionError: by hand", None),
     # A comparison made once the program is gone cannot ask it anything: never a pass.
