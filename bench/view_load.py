@@ -175,7 +175,7 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(timeout=10)
-        if args.keep is None:  # the 100,000-trial run it built (~100 MB) goes with it
+        if args.keep is None:  # the 100,000-trial run it built (175 MB) goes with it
             shutil.rmtree(folder, ignore_errors=True)
     print(f"view: run page of a {args.trials}-trial run in {first:.2f} s")
     return 0
