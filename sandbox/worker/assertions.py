@@ -23,7 +23,7 @@ import types
 
 from .link import Opaque, ProgramBroke, Remote, _Handle
 from .protocol import DETAIL_MAX, TEST_FILE
-from .rewrite import (CHECK, COMPARE, OBSERVER, OPERATOR_NODES, SOFT, AssertTable, BlindTable, observe_asserts,
+from .rewrite import (CHECK, COMPARE, OBSERVER, OPERATOR_NODES, SOFT, BlindTable, observe_asserts,
                       single_comparison, soften_asserts, statements)
 from .text import exception_line, one_line, short_repr
 
@@ -277,7 +277,7 @@ class Ledger:
     assert holds or not.
     """
 
-    def __init__(self, source: str, asserts: AssertTable) -> None:
+    def __init__(self, source: str, asserts: BlindTable) -> None:
         self.source = source
         self.asserts = asserts  # where each assert stands in `source`, its constant message
         self.events: list[tuple] = []
@@ -285,7 +285,7 @@ class Ledger:
     def bind(self, namespace: dict) -> None:
         namespace[COMPARE] = self.compare
         namespace[CHECK] = self.check
-        namespace[SOFT] = _SoftByKey(self.events, getattr(self.asserts, "guarded", ()))
+        namespace[SOFT] = _SoftByKey(self.events, self.asserts.guarded)
 
     def compare(self, key: tuple[int, int], op: int, left: object, right: object) -> None:
         if op >= _FIRST_IDENTITY:

@@ -109,15 +109,18 @@ _GUARDS = tuple(getattr(ast, name) for name in ("Try", "TryStar", "With", "Async
 
 def soften_asserts(tree: ast.Module) -> BlindTable:
     """In place: every assert statement made a recording call; the asserts' table, with
-    the guarded lines (read before the transform adds its own `with` statements)."""
+    the guarded lines (of the test's own statements: the `with` blocks made here stand
+    where asserts were, whose list has been read by then)."""
     table = BlindTable()
-    table.guarded = tuple(sorted({(node.lineno, node.end_lineno or node.lineno)
-                                  for node in statements(tree.body) if isinstance(node, _GUARDS)}))
+    guarded: set[tuple[int, int]] = set()
     for body in bodies(tree):
         for index, node in enumerate(body):
             if type(node) is ast.Assert:
                 table[(node.lineno, node.col_offset)] = _place(node)
                 body[index] = _soft(node)
+            elif isinstance(node, _GUARDS):
+                guarded.add((node.lineno, node.end_lineno or node.lineno))
+    table.guarded = tuple(sorted(guarded))
     return table
 
 
