@@ -10,6 +10,8 @@ import resource
 import signal
 import sys
 
+import _signal  # the C module under `signal`: its calls take and give plain ints
+
 # Signals the worker's own processes (W, the zygote, the blank children and T) ignore:
 # every signal the kernel can deliver that can be caught or ignored, the real-time
 # ones (SIGRTMIN..SIGRTMAX) included, not only those with names. Not SIGKILL and
@@ -18,7 +20,7 @@ import sys
 # ignore it anyway). A fault the process itself raises (SIGSEGV, SIGBUS, SIGFPE,
 # SIGILL) still kills it: the kernel resets an ignored synchronous fault to its default.
 IGNORED_SIGNALS = sorted(
-    set(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD}
+    int(number) for number in set(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD}
 )
 
 
@@ -52,23 +54,28 @@ def enter_child(fds: dict[int, int], job: dict, cwd: str, stdio: tuple, home: st
 
 
 def python_signals() -> None:
-    """Python's own signal defaults, as a program run by `python3` would have them."""
+    """Python's own signal defaults, as a program run by `python3` would have them.
+
+    Through `_signal`, as the other calls a freshly forked child makes here: `signal`'s
+    wrappers turn each old handler and mask into an enum member, which in a child
+    writes to pages of the enum machinery shared with the zygote (each first write
+    copies one)."""
     for number in IGNORED_SIGNALS:
         try:
-            signal.signal(number, signal.SIG_DFL)
+            _signal.signal(number, _signal.SIG_DFL)
         except (OSError, ValueError):
             pass
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # EPIPE as an error, not a death
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # "File too large" as an error
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+    _signal.signal(_signal.SIGPIPE, _signal.SIG_IGN)  # EPIPE as an error, not a death
+    _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)  # "File too large" as an error
 
 
 def _block_signals() -> None:
-    signal.pthread_sigmask(signal.SIG_BLOCK, IGNORED_SIGNALS)
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, IGNORED_SIGNALS)
 
 
 def _unblock_signals() -> None:
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, IGNORED_SIGNALS)
+    _signal.pthread_sigmask(_signal.SIG_UNBLOCK, IGNORED_SIGNALS)
 
 
 def _python_signals_unblocked() -> None:

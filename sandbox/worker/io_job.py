@@ -67,6 +67,7 @@ def run_io(worker, job: dict, limits: dict, NotRun, blind: bool) -> dict:
         for fd in (in_r, out_w, err_w):
             os.close(fd)
     worker._ended_job = [pidfd(pid)]
+    worker._job_pids = (pid,)
     # W's ends still open. Each is closed once: a freed number is the next one the
     # kernel hands out, say to the socket of the blank child the zygote announces during
     # this job, and a second close would close that instead.

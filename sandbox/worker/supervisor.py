@@ -76,6 +76,7 @@ class _Worker:
             self.traces = Traces(self.scratch, self.zygote.forks)
         self._libc = ctypes.CDLL(None, use_errno=True)
         self._ended_job: list[int] = []  # pidfds (or pids) of the last job's P and T
+        self._job_pids: tuple[int, ...] = ()  # the job's own processes (its blank children)
         self.dirty = ""  # why the state could not be restored after the last job
         self._sysv_left = False  # SysV objects were found after the last job (and removed)
 
@@ -150,6 +151,7 @@ class _Worker:
                 if fd >= 0:
                     os.close(fd)
         self._ended_job = [pidfd(p_pid), pidfd(t_pid)]
+        self._job_pids = (p_pid, t_pid)
         try:
             result = self._watch(p_pid, t_pid, out_r, report_r, release_w, token, timeout, cap, started)
         except ZygoteGone as exc:
@@ -327,7 +329,13 @@ class _Worker:
         """
         me, zygote = os.getpid(), self.zygote.pid
         blanks = self.zygote.known_blanks()  # exactly the children it keeps ready
-        if self.is_init:
+        if self.is_init and self._job_pids and self.traces is not None and self.traces.only_forks(self.zygote.forks):
+            # No PID was handed out since the last clean-up but to the zygote's forks, all
+            # of them announced: no process or thread was made since, so the processes are
+            # those of then (W, Z, the blank children, which the job's are among) and the
+            # listing of /proc is not needed.
+            found = list(self._job_pids)
+        elif self.is_init:
             found = [int(e) for e in os.listdir("/proc") if e.isdigit()]
         else:
             found = children_of(me) + children_of(zygote)
@@ -397,6 +405,7 @@ class _Worker:
                 problem = self.traces.moved(self.scratch, self.zygote.forks)
         except Exception as exc:
             problem = exception_line(exc)
+        self._job_pids = ()
         return problem
 
     def _remove_sysv_ipc(self) -> bool:

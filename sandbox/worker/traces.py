@@ -174,6 +174,13 @@ class Traces:
         self.net = net_statistics(self.net_files, self._read)  # W itself does no networking
         self.pid, self.forks = last_pid(self._read), forks
 
+    def only_forks(self, forks: int) -> bool:
+        """Whether every PID handed out since the last clean-up went to the worker's own
+        forks (`forks`: asked of the zygote so far, every one of them announced): then no
+        job made a process or a thread since. PIDs are handed out in order and no job can
+        choose one (`ns_last_pid` and `clone3`'s `set_tid` need privileges it has not)."""
+        return last_pid(self._read) - self.pid == forks - self.forks
+
     def moved(self, scratch: str, forks: int) -> str:
         """What a job moved, or ""; call after the clean-up, with the number of forks W
         has asked the zygote for so far (all of them done) and the new scratch folder."""

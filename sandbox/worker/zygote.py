@@ -3,9 +3,9 @@ children that become P or T. Also W's handle on it (`Zygote`).
 """
 from __future__ import annotations
 
+import _signal
 import gc
 import io
-import json
 import marshal
 import os
 import select
@@ -65,6 +65,13 @@ def _recv_job(sock: socket.socket) -> tuple[dict, list[int]] | None:
     return (payload, list(fds)) if type(payload) is dict else None
 
 
+# The zygote's messages to and from W: a kind, a pid and a wait status, in the
+# machine's own layout (both ends are this code; JSON cost W ~0.3 ms a job).
+_MESSAGE = struct.Struct("=cii")
+FORK, BLANK, ENDED = b"f", b"b", b"e"
+_FORK = _MESSAGE.pack(FORK, 0, 0)
+
+
 def _worker_module_names() -> tuple[str, ...]:
     """The names under which the worker's own modules are imported (in the zygote,
     once: every one of them is imported before it forks)."""
@@ -72,25 +79,24 @@ def _worker_module_names() -> tuple[str, ...]:
     return tuple(name for name in sys.modules if name == package or name.startswith(package + "."))
 
 
-def _forget_worker_modules(names: tuple[str, ...], modules_at_fork: int) -> list:
+def _forget_worker_modules() -> list:
     """No import in P or T finds the worker's modules: the code already loaded keeps
     running, but the program cannot import (or be handed) them by name, and `__main__`
     is an empty module, as in a process that runs no script.
 
-    The names come from the zygote: walking sys.modules here would write to the
-    reference count of every module name and copy about 150 pages per process (COW),
-    a third of a job's page faults. Should a module have been imported since the list
-    was made, the walk is made after all. The modules come back to the caller, which
-    keeps them to its end: freed, they would copy as many pages again."""
-    if len(sys.modules) != modules_at_fork:
-        names = _worker_module_names()
-    kept = [sys.modules.pop(name, None) for name in names]
+    Done once, in the zygote before it forks (it imports nothing by name afterwards):
+    done in each child, the removals wrote to the reference count of every worker
+    module and to the table of `sys.modules`, ~30 pages a process copied from the
+    zygote (COW), and walking `sys.modules` for the names ~150 more. The modules come
+    back to the caller, which keeps them to its end (freed, they would be written to
+    again)."""
+    kept = [sys.modules.pop(name, None) for name in _worker_module_names()]
     kept.append(sys.modules.get("__main__"))
     sys.modules["__main__"] = types.ModuleType("__main__")
     return kept
 
 
-def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, own: tuple[tuple[str, ...], int],
+def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, modules_at_fork: int,
                  ruleset: int | None) -> None:
     """A forked child that waits for its job, then becomes P or T; never returns.
 
@@ -116,7 +122,9 @@ def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, own: tuple[tup
     if received is None:
         os._exit(0)
     payload, fds = received
-    kept = _forget_worker_modules(*own)  # noqa: F841 (held until this process ends)
+    # Should the zygote have imported a module since it forgot its own (it does not),
+    # the names are looked for again here.
+    kept = _forget_worker_modules() if len(sys.modules) != modules_at_fork else []  # noqa: F841
     role = payload.get("role")
     # "stdio": an io job's program, whose stdin, stdout and stderr are W's pipes. The
     # test of a blind job has a fourth descriptor: W's word that the program is gone.
@@ -148,9 +156,9 @@ def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, own: tuple[tup
 def _zygote_main(control: socket.socket, scratch: str, readable: list[str] | None) -> None:
     """Fork blank children on request; report each child's end. Holds no job, ever.
 
-    Messages on `control` (SOCK_SEQPACKET): in, {"op": "fork"}; out,
-    {"op": "blank", "pid"} with the worker's end of the child's socket, and
-    {"op": "ended", "pid", "status"} when a child ends.
+    Messages on `control` (SOCK_SEQPACKET), each one `_MESSAGE`: in, FORK; out, BLANK
+    with the child's pid and the worker's end of its socket, and ENDED with the pid
+    and wait status of a child that ended.
     """
     stdio = _stdio_objects()
     wake_r, wake_w = os.pipe()  # SIGCHLD writes here: a child ended
@@ -158,7 +166,6 @@ def _zygote_main(control: socket.socket, scratch: str, readable: list[str] | Non
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    own = (_worker_module_names(), len(sys.modules))
     # Built once here (an open per allowed path), never in a child. -1 when it cannot be
     # built: each child's restrict() then fails and no job runs (the host checks first).
     ruleset = None
@@ -170,6 +177,8 @@ def _zygote_main(control: socket.socket, scratch: str, readable: list[str] | Non
         # The filter once, here: every child inherits it with the fork (installing it in
         # each child cost ~0.15 ms of CPU a process). Raises: no zygote, no job.
         confine()
+    kept = _forget_worker_modules()  # noqa: F841 (held while the zygote lives)
+    modules_at_fork = len(sys.modules)
     gc.collect()
     gc.freeze()
     while True:
@@ -189,7 +198,7 @@ def _zygote_main(control: socket.socket, scratch: str, readable: list[str] | Non
                     break
                 if pid == 0:
                     break
-                control.send(json.dumps({"op": "ended", "pid": pid, "status": status}).encode())
+                control.send(_MESSAGE.pack(ENDED, pid, status))
         if control not in ready:
             continue
         try:
@@ -204,16 +213,16 @@ def _zygote_main(control: socket.socket, scratch: str, readable: list[str] | Non
             try:
                 control.close()
                 theirs.close()
-                signal.set_wakeup_fd(-1)
+                _signal.set_wakeup_fd(-1)  # plain ints, as in child.py
                 os.close(wake_r)
                 os.close(wake_w)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                _blank_child(mine, scratch, stdio, own, ruleset)
+                _blank_child(mine, scratch, stdio, modules_at_fork, ruleset)
             finally:
                 os._exit(70)
         mine.close()
-        socket.send_fds(control, [json.dumps({"op": "blank", "pid": pid}).encode()], [theirs.fileno()])
+        socket.send_fds(control, [_MESSAGE.pack(BLANK, pid, 0)], [theirs.fileno()])
         theirs.close()
 
 
@@ -256,7 +265,7 @@ class Zygote:
     def ask(self, count: int) -> None:
         try:
             for _ in range(count):
-                self.sock.send(b'{"op": "fork"}')
+                self.sock.send(_FORK)
         except OSError as exc:  # it died with requests unread: ECONNRESET or EPIPE
             raise ZygoteGone(f"the zygote is gone ({exc.strerror})") from None
         self.asked += count
@@ -272,12 +281,14 @@ class Zygote:
             raise ZygoteGone(f"the zygote is gone ({exc.strerror})") from None
         if not data:
             raise ZygoteGone("the zygote is gone")
-        message = json.loads(data)
-        if message.get("op") == "blank" and fds:
-            self.blanks.append((int(message["pid"]), socket.socket(fileno=fds[0])))
+        if len(data) != _MESSAGE.size:
+            raise ZygoteGone(f"the zygote said something unknown ({len(data)} bytes)")
+        kind, pid, status = _MESSAGE.unpack(data)
+        if kind == BLANK and fds:
+            self.blanks.append((pid, socket.socket(fileno=fds[0])))
             self.asked -= 1
-        elif message.get("op") == "ended":
-            self.ended[int(message["pid"])] = int(message["status"])
+        elif kind == ENDED:
+            self.ended[pid] = status
         return True
 
     def pump(self) -> None:
