@@ -36,10 +36,18 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+# Made once: json.dumps with arguments builds an encoder for every message, and
+# json.loads of bytes guesses their encoding in Python first; in a freshly forked P or
+# T both also touch pages shared with the zygote (each first write copies one).
+_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
+_DECODER = json.JSONDecoder()
+_LENGTH = struct.Struct(">I")
+
+
 def send_frame(fd: int, message: dict) -> None:
-    """One JSON object, length-prefixed."""
-    data = json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode()
-    write_all(fd, struct.pack(">I", len(data)) + data)
+    """One JSON object (ASCII), length-prefixed."""
+    data = _ENCODER.encode(message).encode()
+    write_all(fd, _LENGTH.pack(len(data)) + data)
 
 
 def read_exact(fd: int, size: int) -> bytes | None:
@@ -58,15 +66,15 @@ def recv_frame(fd: int) -> dict | None:
     head = read_exact(fd, 4)
     if head is None:
         return None
-    (size,) = struct.unpack(">I", head)
+    (size,) = _LENGTH.unpack(head)
     if size > _FRAME_MAX:
         raise WireError(f"a message of {size} bytes (the limit is {_FRAME_MAX})")
     body = read_exact(fd, size)
     if body is None:
         return None
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
+    try:  # UTF-8 as json.loads reads it (the sending side writes ASCII)
+        message = _DECODER.decode(body.decode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         raise WireError("a message that is not JSON") from None
     if type(message) is not dict:
         raise WireError("a message that is not an object")
