@@ -5,16 +5,16 @@ in per-interpreter state shared by every thread; two threads doing it at once ca
 corrupt it, and `ast.parse` then fails with "SystemError: AST constructor recursion
 depth mismatch" (python/cpython gh-106905; seen here when several units parsed
 answers at once). The hazard is as wide as the interpreter, so the lock that
-serialises parsing must be too: it is this module's only state, and every parse in
-the harness goes through `parse` below. A lock owned by an object would protect only
-the callers that happened to share that object.
+serialises parsing must be too: every parse in the harness goes through `parse` below,
+under the one lock the sandbox's host side also takes when it prepares tests
+(`sandbox.parsing.PARSE_LOCK`). A lock owned by an object would protect only the
+callers that happened to share that object.
 """
 from __future__ import annotations
 
 import ast
-import threading
 
-_PARSE_LOCK = threading.Lock()  # interpreter-wide hazard -> one lock per process (see above)
+from sandbox.parsing import PARSE_LOCK as _PARSE_LOCK  # interpreter-wide hazard (see above)
 
 
 def parse(source: str, filename: str = "<unknown>") -> ast.Module:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
+from sandbox.parsing import PARSE_LOCK
 from sandbox.worker.rewrite import prepare
 
 
@@ -43,7 +44,8 @@ class PreparedTests:
                 self.hits += 1
                 return self._entries[key]
             self.misses += 1
-        prepared = prepare(test, blind)  # outside the lock: other calls go on meanwhile
+        with PARSE_LOCK:  # not the cache's lock: hits go on meanwhile (see sandbox/parsing.py)
+            prepared = prepare(test, blind)
         with self._lock:
             if key not in self._entries:
                 self._entries[key] = prepared

@@ -1,20 +1,26 @@
 """The default backend: a pool of long-lived locked-down containers, one worker each.
 
-Each container runs the worker (sandbox/worker/, shipped as a folder) as PID 1; the host talks to it over the
-container's attached stdin/stdout (the Docker SDK's attach socket, stream framing
-demultiplexed with the SDK's own reader). Every test is a job that the worker runs in a
-fresh forked child, so a container serves hundreds of tests at ~10 ms each.
+Each container runs the worker (sandbox/worker/, shipped as a folder) as PID 1; the host
+talks to it over a unix socket: the host listens in a private folder it mounts read-only
+into the container, the worker connects once as it starts, and the host then removes
+the socket and its folder, before any job runs (`_SocketChannel`; the engine is not in
+the way of each job and answer, as it was over the container's attached stdin and
+stdout, which an image without the channel label still uses: `_ContainerChannel`).
+Every test is a job that the worker runs in a fresh forked child, so a container serves
+hundreds of tests at ~10 ms each.
 """
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import tempfile
 import threading
 import weakref
 from typing import Iterator
 
 from sandbox._engine import LABEL, connect, image_problem, recipe_digest, resolve_image
-from sandbox._pool import WorkerPool, _Channel, pid_alive
+from sandbox._pool import STARTUP_TIMEOUT_S, WorkerPool, _Channel, pid_alive
 from sandbox.base import RunRequest, SandboxConfig, SandboxUnavailable, TestOutcome
 
 OWNER_LABEL = "reflexion-harness.sandbox.owner"  # "<host>:<pid>" of the harness process
@@ -24,6 +30,9 @@ TMPFS_INODES = 20000  # files and directories in /tmp (and in /dev/shm) at once
 # /tmp tmpfs share the container's memory cgroup with the program; RLIMIT_AS
 # (Limits.memory_mb) is what caps the program's process (and the test's) itself.
 MEMORY_HEADROOM_MB = 160 + TMPFS_MB
+CHANNEL_LABEL = "reflexion-harness.sandbox.channel"  # "socket": the worker takes --channel
+CHANNEL_DIR = "/run/harness-channel"  # where the host's folder with the socket is mounted
+CHANNEL_SOCKET = "worker.sock"
 
 
 def _owner() -> str:
@@ -175,14 +184,123 @@ def warm_page_cache(client, config: SandboxConfig) -> dict:
         return report
 
 
-def create_container(client, config: SandboxConfig):
+def create_container(client, config: SandboxConfig, channel_folder: str | None = None):
     """A created (not started) worker container. Through the low-level API: the
     high-level `containers.create` has no argument for the masked paths, and the host
-    config the low-level one builds is a plain dict the engine reads them from."""
-    host_config = client.api.create_host_config(**host_options(config))
+    config the low-level one builds is a plain dict the engine reads them from.
+    `channel_folder`: the host folder with the socket the worker is to connect to."""
+    options = host_options(config)
+    options_container = container_options(config)
+    if channel_folder is not None:
+        options["binds"] = {channel_folder: {"bind": CHANNEL_DIR, "mode": "ro"}}
+        options_container["command"] = [*WORKER_COMMAND, "--channel", f"{CHANNEL_DIR}/{CHANNEL_SOCKET}"]
+        options_container["stdin_open"] = False  # the worker reads nothing there
+    host_config = client.api.create_host_config(**options)
     host_config["MaskedPaths"] = list(MASKED_PATHS)
-    created = client.api.create_container(host_config=host_config, **container_options(config))
+    created = client.api.create_container(host_config=host_config, **options_container)
     return client.containers.prepare_model({"Id": created["Id"]})
+
+
+WORKER_COMMAND = ("python3", "-I", "-B", "/opt/sandbox/worker", "--scratch-root", "/tmp")  # as the image's CMD
+
+
+def speaks_over_socket(client, image: str) -> bool:
+    """Whether the image's worker takes its jobs over the host's socket (its label)."""
+    return (client.images.get(image).labels or {}).get(CHANNEL_LABEL) == "socket"
+
+
+class _SocketChannel(_Channel):
+    """A worker container the host talks to over a unix socket (module docstring).
+
+    The folder is the host's own (0711: the worker's user can reach the socket by its
+    name, and nobody can list the folder); the socket accepts one connection, the
+    worker's, made as it starts, before it has forked anything, so before any job runs;
+    then the host closes it and removes the socket and the folder, so nothing in the
+    container (the worker's jobs included) can connect to the host afterwards. A job could
+    not reach the folder anyway: Landlock allows it nothing under /run."""
+
+    def __init__(self, client, config: SandboxConfig) -> None:
+        super().__init__()
+        import docker
+
+        self._folder = tempfile.mkdtemp(prefix="harness-channel-")
+        self._connection: socket.socket | None = None
+        self._stderr = bytearray()
+        try:
+            os.chmod(self._folder, 0o711)
+            path = os.path.join(self._folder, CHANNEL_SOCKET)
+            self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._listener.bind(path)
+            os.chmod(path, 0o666)  # the worker runs as 65534
+            self._listener.listen(1)
+            self._container = create_container(client, config, channel_folder=self._folder)
+            # stderr only: a worker that dies as it starts says why there.
+            self._socket = self._container.attach_socket(params={"stderr": 1, "stream": 1})
+            getattr(self._socket, "_sock", self._socket).settimeout(None)
+            self._container.start()
+        except (OSError, docker.errors.DockerException):
+            self.close()
+            raise
+        self._send_lock = threading.Lock()
+        threading.Thread(target=self._read_stderr, name=f"sandbox-{self._container.short_id}-stderr",
+                         daemon=True).start()
+        self._start_reader(self._chunks(), f"sandbox-{self._container.short_id}")
+
+    def _chunks(self) -> Iterator[bytes]:
+        self._listener.settimeout(STARTUP_TIMEOUT_S)
+        try:
+            connection, _ = self._listener.accept()
+        except OSError:  # no worker connected in time: the greeting's wait says so
+            return
+        finally:
+            self._forget_folder()
+        connection.settimeout(None)  # idle between jobs is normal; the pool keeps deadlines
+        self._connection = connection
+        while data := connection.recv(65536):
+            yield data
+
+    def _forget_folder(self) -> None:
+        listener = getattr(self, "_listener", None)
+        if listener is not None:
+            listener.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def _read_stderr(self) -> None:
+        from docker.utils.socket import STDERR, frames_iter
+
+        try:
+            for stream, data in frames_iter(self._socket, tty=False):
+                if stream == STDERR:
+                    self._stderr = (self._stderr + data)[-2000:]
+        except Exception:
+            pass
+
+    def _send(self, data: bytes) -> None:
+        if self._connection is None:
+            raise OSError("the worker has not connected")
+        with self._send_lock:
+            self._connection.sendall(data)
+
+    def describe_death(self) -> str:
+        tail = bytes(self._stderr).decode(errors="replace").strip().splitlines()
+        return "exited" + (f" ({tail[-1][:200]})" if tail else "")
+
+    def close(self) -> None:
+        import docker
+
+        container = getattr(self, "_container", None)
+        if container is not None:
+            try:
+                container.remove(force=True)
+            except docker.errors.DockerException:
+                pass  # already gone (auto_remove) or being removed
+        for closing in (self._connection, getattr(self, "_socket", None)):
+            try:
+                if closing is not None:
+                    closing.close()
+            except OSError:
+                pass
+        self._forget_folder()
 
 
 class _ContainerChannel(_Channel):
@@ -287,8 +405,9 @@ class DockerSandbox:
         try:
             remove_stale_containers(client)
             warmed = warm_page_cache(client, config)
+            channel = _SocketChannel if speaks_over_socket(client, resolve_image(config.image)) else _ContainerChannel
             self._pool = WorkerPool(
-                lambda: _ContainerChannel(client, config),
+                lambda: channel(client, config),
                 size=config.workers,
                 limits=config.limits,
                 jobs_per_worker=config.jobs_per_container,

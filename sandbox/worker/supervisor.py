@@ -496,9 +496,15 @@ def main(argv: list[str] | None = None) -> int:
     preload()
     wipe(scratch_root)
     worker = _Worker(scratch_root)
+    jobs, out = sys.stdin.buffer, sys.stdout.buffer
+    if "--channel" in args:  # the host's socket (docker_backend.py), once the zygote is forked
+        channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        channel.connect(args[args.index("--channel") + 1])
+        jobs, out = channel.makefile("rb"), channel.makefile("wb")
+        if worker.traces is not None:
+            worker.traces.channel_connected()
     gc.collect()
     gc.freeze()
-    out = sys.stdout.buffer
 
     def send(message: dict) -> None:
         out.write(json.dumps(message).encode() + b"\n")
@@ -506,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
 
     send({"ready": True, "protocol": PROTOCOL, "pid": os.getpid(), "python": sys.version.split()[0],
           "readable": worker.readable})
-    for line in sys.stdin.buffer:
+    for line in jobs:
         if not line.strip():
             continue
         job_id = None

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from collections import Counter
 from typing import Callable
 
 from .procs import ProcFiles, read_proc
@@ -98,12 +99,27 @@ def first_difference(files: tuple[str, ...], old: tuple[bytes, ...], new: tuple[
     return ""
 
 
-def kernel_sockets(read: Reader = read_proc) -> list[str]:
+def named_unix_sockets(read: Reader = read_proc) -> Counter:
+    """The namespace's named and abstract unix sockets: how many bear each path."""
+    found: Counter = Counter()
+    for row in _read("/proc/net/unix", read).splitlines()[1:]:
+        fields = row.split()
+        if len(fields) >= 8:  # the eighth field is the path ("@name" when abstract)
+            found[fields[7]] += 1
+    return found
+
+
+def kernel_sockets(read: Reader = read_proc, own: Counter | None = None) -> list[str]:
     """Sockets of the network namespace that no worker process holds: any inet socket
     in any state (TIME_WAIT included; the namespace's own counts in sockstat, since
     listing /proc/net/tcp walks the host's whole connection table, ~100 ms), any ping
-    socket, and any named or abstract unix socket. W's own socket pairs are unnamed,
-    and W holds no inet socket."""
+    socket, and any named or abstract unix socket beyond `own` (how many bear each
+    path). W's own socket pairs are unnamed, and W holds no inet socket; the one named
+    socket of the namespace that is not a job's is the host's end of W's channel
+    (docker_backend.py): the end a listener accepts is made in the connecting side's
+    namespace and bears the listener's path, the host's, in a folder whose random name
+    no job can learn (it cannot read /proc/net/unix). Counted by path: that end's inode
+    is given only when the host accepts, which may come after W looked."""
     found = []
     for table in ("sockstat", "sockstat6"):
         for line in _read(f"/proc/net/{table}", read).splitlines():
@@ -116,10 +132,7 @@ def kernel_sockets(read: Reader = read_proc) -> list[str]:
     for table in _PING_TABLES:
         rows = _read(f"/proc/net/{table}", read).splitlines()[1:]
         found += [f"{table}: {' '.join(row.split()[1:4])}" for row in rows if row.strip()]
-    for row in _read("/proc/net/unix", read).splitlines()[1:]:
-        fields = row.split()
-        if len(fields) >= 8:  # the eighth field is the path ("@name" when abstract)
-            found.append(f"unix: {fields[7][:40]}")
+    found += [f"unix: {path[:40]}" for path in sorted(named_unix_sockets(read) - (own or Counter()))]
     return found
 
 
@@ -173,6 +186,12 @@ class Traces:
         self.net_files = net_statistics_files()
         self.net = net_statistics(self.net_files, self._read)  # W itself does no networking
         self.pid, self.forks = last_pid(self._read), forks
+        self.own_sockets: Counter = Counter()
+
+    def channel_connected(self) -> None:
+        """W's channel to the host is connected (before any job): the named socket it made
+        in the namespace, the host's end, is W's own from now on."""
+        self.own_sockets = named_unix_sockets(self._read)
 
     def only_forks(self, forks: int) -> bool:
         """Whether every PID handed out since the last clean-up went to the worker's own
@@ -207,6 +226,6 @@ class Traces:
         if not problem and net != self.net:
             problem = f"network counters moved ({first_difference(self.net_files, self.net, net)})"
         self.net = net
-        if not problem and (left := kernel_sockets(self._read)):
+        if not problem and (left := kernel_sockets(self._read, self.own_sockets)):
             problem = f"sockets outlived the job's processes ({left[0]})"
         return problem

@@ -175,3 +175,27 @@ def test_the_cache_keeps_at_most_its_bounds():
     assert cache.hits == 1
     cache.get(tests[0], False)  # evicted: prepared again
     assert cache.misses == 6
+
+
+def test_the_host_prepares_tests_under_the_one_parse_lock_of_the_process(monkeypatch) -> None:
+    """CPython 3.11's `ast.parse` is not safe in two threads at once (sandbox/parsing.py:
+    it failed with "SystemError: AST constructor recursion depth mismatch" when three
+    sandboxes prepared HumanEval's tests at once). The host prepares a test holding the
+    lock the harness's own parses take, so neither runs beside the other."""
+    import harness.parsing
+    import sandbox._prepared as prepared_module
+    from sandbox.parsing import PARSE_LOCK
+
+    assert harness.parsing._PARSE_LOCK is PARSE_LOCK
+    held = []
+
+    def prepare(test: str, blind: bool):
+        held.append(PARSE_LOCK.locked())
+        return None
+
+    monkeypatch.setattr(prepared_module, "prepare", prepare)
+    cache = prepared_module.PreparedTests()
+    cache.get("assert 1 == 1\n", True)
+    cache.get("assert 1 == 1\n", True)  # a hit: not prepared again
+    assert held == [True]
+    assert not PARSE_LOCK.locked()

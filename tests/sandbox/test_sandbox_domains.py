@@ -86,7 +86,8 @@ def test_the_first_domains_take_the_started_workers_and_stay_apart(backend, make
     assert [worker_of("b") for _ in range(3)] == [first] * 3  # one domain, one worker: reused
     other = worker_of("a")
     assert other != first
-    assert [worker_of(d) for d in ("b", "a", "b", "a")] == [first, other, first, other]
+    assert [worker_of(d) for d in ("b", "a", "b", "a")] == [first, other, first, other], (
+        sandbox._pool.retired, sandbox.replacements)
     assert sandbox.replacements == 0  # a domain's first worker replaces nothing
 
 

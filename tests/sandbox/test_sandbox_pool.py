@@ -300,3 +300,49 @@ def _deep_folder(top, depth: int) -> None:
         os.close(os.open("f", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
     finally:
         os.close(fd)
+
+
+CHANNEL_PROBE = (
+    "import os, socket\n"
+    "def probe():\n"
+    "    seen = []\n"
+    "    for folder in ('/run/harness-channel', '/run'):\n"
+    "        try:\n"
+    "            seen.append(sorted(os.listdir(folder)))\n"
+    "        except OSError as exc:\n"
+    "            seen.append(exc.errno)\n"
+    "    client = socket.socket(socket.AF_UNIX)\n"
+    "    try:\n"
+    "        client.connect('/run/harness-channel/worker.sock')\n"
+    "        seen.append('connected')\n"
+    "    except OSError as exc:\n"
+    "        seen.append(exc.errno)\n"
+    "    return seen\n"
+)
+
+
+@pytest.mark.docker
+def test_the_host_s_channel_to_a_worker_is_closed_to_its_jobs(sandbox_opener, monkeypatch):
+    """The worker takes its jobs over a unix socket the host listens on in a private
+    folder mounted into the container; the host takes the worker's one connection and
+    removes the socket and the folder before any job runs. A job can neither list the
+    folder (Landlock: nothing under /run) nor connect (the socket is gone), and nothing
+    of the channel is left on the host."""
+    import errno
+    import tempfile
+
+    made = []
+    real_mkdtemp = tempfile.mkdtemp
+
+    def mkdtemp(*args, **kwargs):
+        made.append(real_mkdtemp(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
+    sandbox = sandbox_opener("docker", workers=1)
+    [outcome] = sandbox.run(RunRequest(CHANNEL_PROBE, ["assert probe() == 0"], blind=False))
+    assert outcome.detail.endswith(f"# got [{errno.EACCES}, {errno.EACCES}, {errno.ENOENT}]"), outcome
+    channels = [path for path in made if os.path.basename(path).startswith("harness-channel-")]
+    assert channels, made  # the worker was spoken to over a channel
+    assert not [path for path in channels if os.path.exists(path)]
+    sandbox.close()
