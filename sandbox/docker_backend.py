@@ -205,8 +205,24 @@ WORKER_COMMAND = ("python3", "-I", "-B", "/opt/sandbox/worker", "--scratch-root"
 
 
 def speaks_over_socket(client, image: str) -> bool:
-    """Whether the image's worker takes its jobs over the host's socket (its label)."""
-    return (client.images.get(image).labels or {}).get(CHANNEL_LABEL) == "socket"
+    """Whether the host talks to the image's workers over a unix socket of its own
+    (`_SocketChannel`): the image's worker takes --channel (its label says so), and the
+    engine runs on this machine's kernel, reached over its local unix socket, so that a
+    folder of the host mounted into a container is the same folder and a socket in it
+    can be connected to from inside. Not so for an engine over TCP or SSH (its mounts
+    name its own machine's folders) nor Docker Desktop (the engine runs in a VM): those
+    keep the attached stdin and stdout."""
+    if (client.images.get(image).labels or {}).get(CHANNEL_LABEL) != "socket":
+        return False
+    if client.api.base_url != "http+docker://localhost":  # docker-py's name for a unix socket
+        return False
+    return "docker desktop" not in str(client.info().get("OperatingSystem", "")).lower()
+
+
+def _death(stderr: bytearray) -> str:
+    """How a worker ended, with the last line it wrote on stderr."""
+    tail = bytes(stderr).decode(errors="replace").strip().splitlines()
+    return "exited" + (f" ({tail[-1][:200]})" if tail else "")
 
 
 class _SocketChannel(_Channel):
@@ -282,8 +298,7 @@ class _SocketChannel(_Channel):
             self._connection.sendall(data)
 
     def describe_death(self) -> str:
-        tail = bytes(self._stderr).decode(errors="replace").strip().splitlines()
-        return "exited" + (f" ({tail[-1][:200]})" if tail else "")
+        return _death(self._stderr)
 
     def close(self) -> None:
         import docker
@@ -338,8 +353,7 @@ class _ContainerChannel(_Channel):
             self._raw.sendall(data)
 
     def describe_death(self) -> str:
-        tail = bytes(self._stderr).decode(errors="replace").strip().splitlines()
-        return "exited" + (f" ({tail[-1][:200]})" if tail else "")
+        return _death(self._stderr)
 
     def close(self) -> None:
         import docker

@@ -346,3 +346,24 @@ def test_the_host_s_channel_to_a_worker_is_closed_to_its_jobs(sandbox_opener, mo
     assert channels, made  # the worker was spoken to over a channel
     assert not [path for path in channels if os.path.exists(path)]
     sandbox.close()
+
+
+def test_the_socket_channel_is_used_only_where_a_host_folder_reaches_the_container() -> None:
+    """An image whose worker takes --channel, on an engine of this machine reached over its
+    unix socket: the socket channel. An older image, an engine over TCP, or Docker
+    Desktop (a VM): the attached stdin and stdout."""
+    from types import SimpleNamespace
+
+    from sandbox.docker_backend import CHANNEL_LABEL, speaks_over_socket
+
+    def client(label: str | None, base_url: str, system: str):
+        image = SimpleNamespace(labels={CHANNEL_LABEL: label} if label else {})
+        return SimpleNamespace(images=SimpleNamespace(get=lambda name: image),
+                               api=SimpleNamespace(base_url=base_url),
+                               info=lambda: {"OperatingSystem": system})
+
+    local = "http+docker://localhost"
+    assert speaks_over_socket(client("socket", local, "Debian GNU/Linux 12 (bookworm)"), "i")
+    assert not speaks_over_socket(client(None, local, "Debian GNU/Linux 12 (bookworm)"), "i")
+    assert not speaks_over_socket(client("socket", "http://10.0.0.2:2375", "Ubuntu 24.04"), "i")
+    assert not speaks_over_socket(client("socket", local, "Docker Desktop"), "i")
