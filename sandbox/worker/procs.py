@@ -43,8 +43,13 @@ def settings(pid: int) -> tuple:
     ioprio = None
     if _SYS_IOPRIO_GET is not None:
         ioprio = _LIBC.syscall(_SYS_IOPRIO_GET, 1, pid)  # IOPRIO_WHO_PROCESS
+    # Every resource limit in one read (the kernel's table of them all), not one prlimit
+    # call each: W asks this of four processes after every job.
+    limits = read_proc(f"/proc/{pid or 'self'}/limits")
+    if not limits:  # no /proc here: one call each, as the table would show them
+        limits = tuple(resource.prlimit(pid, which) for which in sorted(set(_RLIMITS)))
     return (
-        tuple(resource.prlimit(pid, which) for which in sorted(set(_RLIMITS))),
+        limits,
         os.getpriority(os.PRIO_PROCESS, pid),
         os.sched_getscheduler(pid),
         tuple(sorted(os.sched_getaffinity(pid))),
