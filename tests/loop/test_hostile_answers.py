@@ -35,9 +35,11 @@ HOSTILE_ANSWERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "def add(a, b):\n    return Zero(1)\n",
         ADD_TESTS,
     ),
+    # The rebinding changes nothing the worker uses (P encodes its answers with an encoder
+    # made before the program runs), so `add`'s own answers are graded: wrong for every test.
     "grader functions rebound at import": (
         "import builtins, json\n\n"
-        "def add(a, b):\n    return 0\n\n"
+        "def add(a, b):\n    return -1\n\n"
         "builtins.exec = lambda *args, **kwargs: None\n"
         "json.dumps = lambda *args, **kwargs: '{\"status\": \"passed\"}'\n"
         "AssertionError = None\n",
