@@ -12,6 +12,7 @@ hundreds of tests at ~10 ms each.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -219,6 +220,35 @@ def speaks_over_socket(client, image: str) -> bool:
     return "docker desktop" not in str(client.info().get("OperatingSystem", "")).lower()
 
 
+_CHANNEL_FOLDER = re.compile(r"harness-channel-(\d+)-[^/]+")
+
+
+def remove_stale_channel_folders(root: str | None = None) -> int:
+    """Remove the channel folders (`harness-channel-<pid>-*`, this user's) whose harness
+    process no longer runs: one killed while a worker started had no time to remove
+    its own (the folder holds only the socket no one listens on any more). Folders of
+    live processes, and any other name, are left alone."""
+    root = root or tempfile.gettempdir()
+    removed = 0
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return 0
+    for name in names:
+        match = _CHANNEL_FOLDER.fullmatch(name)
+        if match is None or int(match.group(1)) == os.getpid() or pid_alive(int(match.group(1))):
+            continue
+        path = os.path.join(root, name)
+        try:
+            if os.lstat(path).st_uid != os.geteuid() or os.path.islink(path):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed += not os.path.lexists(path)
+    return removed
+
+
 def _death(stderr: bytearray) -> str:
     """How a worker ended, with the last line it wrote on stderr."""
     tail = bytes(stderr).decode(errors="replace").strip().splitlines()
@@ -239,7 +269,7 @@ class _SocketChannel(_Channel):
         super().__init__()
         import docker
 
-        self._folder = tempfile.mkdtemp(prefix="harness-channel-")
+        self._folder = tempfile.mkdtemp(prefix=f"harness-channel-{os.getpid()}-")
         self._connection: socket.socket | None = None
         self._stderr = bytearray()
         try:
@@ -418,6 +448,7 @@ class DockerSandbox:
         client = self._client  # the pool must not keep `self` alive
         try:
             remove_stale_containers(client)
+            remove_stale_channel_folders()
             warmed = warm_page_cache(client, config)
             channel = _SocketChannel if speaks_over_socket(client, resolve_image(config.image)) else _ContainerChannel
             self._pool = WorkerPool(

@@ -367,3 +367,25 @@ def test_the_socket_channel_is_used_only_where_a_host_folder_reaches_the_contain
     assert not speaks_over_socket(client(None, local, "Debian GNU/Linux 12 (bookworm)"), "i")
     assert not speaks_over_socket(client("socket", "http://10.0.0.2:2375", "Ubuntu 24.04"), "i")
     assert not speaks_over_socket(client("socket", local, "Docker Desktop"), "i")
+
+
+def test_channel_folders_of_killed_runs_are_removed(tmp_path) -> None:
+    """A harness killed while a worker started leaves its channel folder (and the socket
+    no one listens on): the next Docker sandbox removes those of dead processes only."""
+    import subprocess
+    import sys
+
+    from sandbox.docker_backend import remove_stale_channel_folders
+
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                           text=True, check=True)
+    dead = tmp_path / f"harness-channel-{int(ended.stdout)}-abc123"
+    mine = tmp_path / f"harness-channel-{os.getpid()}-def456"
+    other = tmp_path / "harness-channel-notapid"
+    for folder in (dead, mine, other):
+        folder.mkdir()
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(dead / "worker.sock"))
+    listener.close()  # the socket file stays, as a killed run's does
+    assert remove_stale_channel_folders(str(tmp_path)) == 1
+    assert not dead.exists() and mine.exists() and other.exists()
