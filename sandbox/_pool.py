@@ -18,6 +18,9 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
+import stat
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -44,6 +47,31 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def stale_folders(prefix: str, root: str | None = None) -> list[str]:
+    """This user's folders `<prefix>-<pid>-*` in `root` (the temporary folder) whose
+    harness process (`pid`) no longer runs: a run killed with SIGKILL could not remove
+    its own. Folders of live processes, links and any other name are left out."""
+    root = root or tempfile.gettempdir()
+    pattern = re.compile(re.escape(prefix) + r"-(\d+)-[^/]+")
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    stale = []
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match is None or int(match.group(1)) == os.getpid() or pid_alive(int(match.group(1))):
+            continue
+        path = os.path.join(root, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid():
+            stale.append(path)
+    return stale
 
 
 def valid_text(text: str) -> str:

@@ -12,7 +12,6 @@ hundreds of tests at ~10 ms each.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import socket
 import tempfile
@@ -21,7 +20,7 @@ import weakref
 from typing import Iterator
 
 from sandbox._engine import LABEL, connect, image_problem, recipe_digest, resolve_image
-from sandbox._pool import STARTUP_TIMEOUT_S, WorkerPool, _Channel, pid_alive
+from sandbox._pool import STARTUP_TIMEOUT_S, WorkerPool, _Channel, pid_alive, stale_folders
 from sandbox.base import RunRequest, SandboxConfig, SandboxUnavailable, TestOutcome
 
 OWNER_LABEL = "reflexion-harness.sandbox.owner"  # "<host>:<pid>" of the harness process
@@ -220,30 +219,12 @@ def speaks_over_socket(client, image: str) -> bool:
     return "docker desktop" not in str(client.info().get("OperatingSystem", "")).lower()
 
 
-_CHANNEL_FOLDER = re.compile(r"harness-channel-(\d+)-[^/]+")
-
-
 def remove_stale_channel_folders(root: str | None = None) -> int:
-    """Remove the channel folders (`harness-channel-<pid>-*`, this user's) whose harness
-    process no longer runs: one killed while a worker started had no time to remove
-    its own (the folder holds only the socket no one listens on any more). Folders of
-    live processes, and any other name, are left alone."""
-    root = root or tempfile.gettempdir()
+    """Remove the channel folders (`harness-channel-<pid>-*`) of harness processes that
+    no longer run: one killed while a worker started had no time to remove its own (it
+    holds only the socket no one listens on any more); how many went."""
     removed = 0
-    try:
-        names = os.listdir(root)
-    except OSError:
-        return 0
-    for name in names:
-        match = _CHANNEL_FOLDER.fullmatch(name)
-        if match is None or int(match.group(1)) == os.getpid() or pid_alive(int(match.group(1))):
-            continue
-        path = os.path.join(root, name)
-        try:
-            if os.lstat(path).st_uid != os.geteuid() or os.path.islink(path):
-                continue
-        except OSError:
-            continue
+    for path in stale_folders("harness-channel", root):
         shutil.rmtree(path, ignore_errors=True)
         removed += not os.path.lexists(path)
     return removed

@@ -10,9 +10,7 @@ engine can run.
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -22,7 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from sandbox._engine import copy_worker, recipe_digest
-from sandbox._pool import WorkerPool, _Channel, pid_alive
+from sandbox._pool import WorkerPool, _Channel, stale_folders
 from sandbox.base import RunRequest, SandboxConfig, TestOutcome
 
 WARNING = (
@@ -37,33 +35,12 @@ WARNING = (
 )
 
 
-# Each worker's private folder in the temporary folder, named after the harness process
-# that made it, so that a later run can tell the folders of a run that was killed.
-_HOME = re.compile(r"harness-sandbox-(\d+)-[^/]+")
-
-
 def remove_stale_homes(root: str | None = None) -> int:
-    """Remove the workers' private folders (`harness-sandbox-<pid>-*`, this user's) whose
-    harness process no longer runs: a run killed with SIGKILL cannot remove its own (and a
-    program may have left them unreadable). Folders of live processes, and any other
-    name, are left alone."""
-    root = root or tempfile.gettempdir()
+    """Remove the workers' private folders (`harness-sandbox-<pid>-*`, named after the
+    harness process that made them, this user's) whose harness process no longer runs (a
+    program may have left them unreadable); how many went."""
     removed = 0
-    try:
-        names = os.listdir(root)
-    except OSError:
-        return 0
-    for name in names:
-        match = _HOME.fullmatch(name)
-        if match is None or int(match.group(1)) == os.getpid() or pid_alive(int(match.group(1))):
-            continue
-        path = os.path.join(root, name)
-        try:
-            info = os.lstat(path)
-        except OSError:
-            continue
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-            continue
+    for path in stale_folders("harness-sandbox", root):
         _remove_tree(path)
         removed += not os.path.lexists(path)
     return removed
