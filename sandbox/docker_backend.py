@@ -11,6 +11,9 @@ hundreds of tests at ~10 ms each.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import os
 import shutil
 import socket
@@ -69,6 +72,43 @@ WORKER_ACCOUNTING_PATHS = tuple(
 MASKED_PATHS = DOCKER_MASKED_PATHS + HOST_COUNTER_PATHS + WORKER_ACCOUNTING_PATHS
 
 
+# Docker's default seccomp profile as moby v20.10.24 ships it (Apache-2.0: the file is
+# moby's profiles/seccomp/default.json at that tag), the engine Debian 12 packages.
+SECCOMP_BASE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "image", "seccomp-moby-v20.10.24.json")
+# unshare(CLONE_NEWUSER | CLONE_NEWNS) with exactly these flags, and mount with exactly
+# the zygote's two sets of flags: the zygote's namespace, in which /proc and /sys are
+# covered for every job (worker/namespace.py). Nothing else gains: a mount still needs
+# CAP_SYS_ADMIN where it is made (W holds no capability; the zygote holds them only in
+# its own namespace, and drops them), and the jobs' filter (worker/confine.py) refuses
+# unshare and mount to them.
+ZYGOTE_UNSHARE_FLAGS = 0x10000000 | 0x00020000
+ZYGOTE_MOUNT_FLAGS = (0x4000 | 1 << 18, 0x1 | 0x2 | 0x4 | 0x8)  # MS_REC|MS_PRIVATE; RDONLY|NOSUID|NODEV|NOEXEC
+
+
+@functools.lru_cache(maxsize=1)
+def seccomp_profile() -> str:
+    """The seccomp profile of every container the harness starts, as the engine takes it
+    (JSON text): Docker's default plus the zygote's one unshare. The image's user space
+    is fixed (Debian 12), so one engine's profile serves it whatever the host's engine."""
+    try:
+        with open(SECCOMP_BASE, encoding="utf-8") as handle:
+            profile = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise SandboxUnavailable(f"cannot read the sandbox's seccomp profile {SECCOMP_BASE}: {exc}") from exc
+    allowed = [("unshare", 0, ZYGOTE_UNSHARE_FLAGS)] + [("mount", 3, flags) for flags in ZYGOTE_MOUNT_FLAGS]
+    for name, index, value in allowed:
+        profile["syscalls"].append({
+            "names": [name], "action": "SCMP_ACT_ALLOW",
+            "args": [{"index": index, "value": value, "valueTwo": 0, "op": "SCMP_CMP_EQ"}],
+            "comment": "reflexion-harness: the zygote's user and mount namespace (worker/namespace.py)",
+            "includes": {}, "excludes": {}})
+    return json.dumps(profile, sort_keys=True, separators=(",", ":"))
+
+
+def seccomp_digest() -> str:
+    return hashlib.sha256(seccomp_profile().encode()).hexdigest()
+
+
 def container_options(config: SandboxConfig) -> dict:
     """Keyword arguments for the low-level `APIClient.create_container` (all but the
     host config: `host_options`)."""
@@ -107,7 +147,7 @@ def host_options(config: SandboxConfig) -> dict:
                # and no job can reset them, so a later program could read an earlier one's.
                "/sys/fs/cgroup": "ro,size=4k,mode=0555"},
         cap_drop=["ALL"],
-        security_opt=["no-new-privileges"],
+        security_opt=["no-new-privileges", f"seccomp={seccomp_profile()}"],
         log_config=LogConfig(type=LogConfig.types.NONE),
         auto_remove=True,  # a container whose worker exits (host gone) removes itself
     )
@@ -141,9 +181,8 @@ def warm_page_cache(client, config: SandboxConfig) -> dict:
     (files, bytes, seconds, the kernel's Landlock ABI). Raises SandboxUnavailable when
     the warm-up fails or the kernel cannot confine jobs with Landlock: without it a job
     could read and evict any file of the image, and the page cache would carry ~1 kbit
-    per job to later ones (README, threat model)."""
-    import json
-
+    per job to later ones (README, threat model); or when the zygote cannot cover /proc
+    and /sys for its jobs (worker/namespace.py)."""
     import docker
 
     image = resolve_image(config.image)
@@ -180,6 +219,11 @@ def warm_page_cache(client, config: SandboxConfig) -> dict:
             raise SandboxUnavailable(
                 f"jobs cannot be confined to the files the warm-up reads ({report['landlock_problem']}; "
                 f"Landlock ABI {report['landlock_abi']}): Linux 5.13+ with Landlock enabled is needed")
+        if report.get("namespace_problem"):  # absent: an image from before the namespace
+            raise SandboxUnavailable(
+                f"jobs cannot be kept from /proc and /sys ({report['namespace_problem']}): the kernel must "
+                f"let an unprivileged process make a user namespace (user.max_user_namespaces > 0; on "
+                f"Ubuntu, kernel.apparmor_restrict_unprivileged_userns = 0)")
         _WARMED[image_id] = report
         return report
 
@@ -193,7 +237,8 @@ def create_container(client, config: SandboxConfig, channel_folder: str | None =
     options_container = container_options(config)
     if channel_folder is not None:
         options["binds"] = {channel_folder: {"bind": CHANNEL_DIR, "mode": "ro"}}
-        options_container["command"] = [*WORKER_COMMAND, "--channel", f"{CHANNEL_DIR}/{CHANNEL_SOCKET}"]
+        options_container["command"] = [*WORKER_COMMAND, "--channel", f"{CHANNEL_DIR}/{CHANNEL_SOCKET}",
+                                        "--jobs", str(config.jobs_per_container)]
         options_container["stdin_open"] = False  # the worker reads nothing there
     host_config = client.api.create_host_config(**options)
     host_config["MaskedPaths"] = list(MASKED_PATHS)
@@ -452,6 +497,8 @@ class DockerSandbox:
         self._identity = {"backend": self.name, "image": image,
                           "image_digest": client.images.get(image).id, "recipe": recipe_digest(),
                           "landlock_abi": warmed["landlock_abi"],
+                          "seccomp_profile": seccomp_digest(),
+                          "kernel_views": "covered" if "namespace_problem" in warmed else "open (image before 2026-12-03)",
                           # What the warm-up read, not how long it took: the identity must be the
                           # same in every session and on every node with this image.
                           "page_cache_warmed": {key: warmed[key] for key in ("files", "bytes")}}
@@ -459,7 +506,8 @@ class DockerSandbox:
     def describe(self) -> dict:
         """What ran the tests: the image (its name and Docker's content digest), the
         digest of the files it was built from, the Landlock ABI that confines each job to
-        the files read into the page cache before the pool started, and what that
+        the files read into the page cache before the pool started, the digest of the
+        seccomp profile, whether /proc and /sys are covered for jobs, and what that
         warm-up read (files, bytes) (what run.json records; the same in every session, so a
         resume or another Ray node compares equal)."""
         return dict(self._identity)

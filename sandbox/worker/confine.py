@@ -3,8 +3,19 @@ the few system calls that let a program write a number into a counter the whole 
 shares, where no check of the worker's can see it and a later job (in any container)
 can read it back.
 
-    socket() of any family but AF_UNIX   packets on lo count in the host's softnet_stat
-                                         and rt_cache; per-namespace counters (snmp) too
+    socket(), socketpair(), pipe(),      every pipe and socket is an inode numbered by the
+      pipe2()                            kernel's one counter for the host (get_next_ino:
+                                         batches of 1024 per CPU); a sender makes pipes
+                                         until the number is its secret, a receiver reads
+                                         the number of a new pipe (fstat): ~10 bits a job.
+                                         A job keeps the descriptors W gave it (made by W,
+                                         whose work no job sets); with /proc and /sys
+                                         covered (namespace.py) no lookup takes a number
+    mq_open, io_setup, userfaultfd,      each makes an inode numbered by that same counter
+      memfd_secret                       (a message queue, an AIO ring, an anonymous inode)
+    unshare, setns, mount, umount2       the zygote's namespaces are the jobs' (namespace.py
+                                         covers /proc and /sys in them); a job's own would
+                                         give it the rights to uncover them
     io_uring_setup, _enter, _register    io_uring makes sockets without socket()
     memfd_create, shmget, mmap of        each makes an inode of the kernel's internal
       shared anonymous memory            tmpfs, numbered by one counter for the host
@@ -24,7 +35,9 @@ can read it back.
       process_madvise, cachestat         reads to see which pages are in it (landlock.py
                                          keeps every page a job can read resident)
 
-Docker's own profile stays under it (filters stack; the stricter answer wins). The
+Docker's own profile stays under it (filters stack; the stricter answer wins): Docker's
+default, plus unshare(CLONE_NEWUSER | CLONE_NEWNS) for the zygote alone (docker_backend's
+`seccomp_profile`), which this filter refuses to every job. The
 zygote installs it once, after it builds the Landlock ruleset and before its first
 fork: every blank child inherits it with the fork (installed in each child, it cost
 ~0.15 ms of CPU a process). W stays unfiltered. Since the filter refuses setsid, a
@@ -61,20 +74,26 @@ def _arg(index: int) -> int:
 
 # Per architecture: its audit number, then the calls by name.
 _ARCHES = {
-    "x86_64": (0xC000003E, dict(socket=41, setsid=112, sysinfo=99, clock_gettime=228, clock_getres=229,
+    "x86_64": (0xC000003E, dict(pipe=22, pipe2=293, socketpair=53, unshare=272, setns=308, mount=165, umount2=166, mq_open=240,
+                                io_setup=206, userfaultfd=323, memfd_secret=447, socket=41, setsid=112,
+                                sysinfo=99, clock_gettime=228, clock_getres=229,
                                 clock_nanosleep=230, timer_create=222, memfd_create=319, shmget=29, mmap=9, pidfd_open=434,
                                 clone=56, getsockopt=55, setsockopt=54, io_uring_setup=425,
                                 io_uring_enter=426, io_uring_register=427, fadvise64=221, madvise=28,
                                 process_madvise=440, cachestat=451)),
-    "aarch64": (0xC00000B7, dict(socket=198, setsid=157, sysinfo=179, clock_gettime=113, clock_getres=114,
+    "aarch64": (0xC00000B7, dict(pipe2=59, socketpair=199, unshare=97, setns=268, mount=40, umount2=39, mq_open=180,
+                                 io_setup=0, userfaultfd=282, memfd_secret=447, socket=198, setsid=157,
+                                 sysinfo=179, clock_gettime=113, clock_getres=114,
                                  clock_nanosleep=115, timer_create=107, memfd_create=279, shmget=194, mmap=222, pidfd_open=434,
                                  clone=220, getsockopt=209, setsockopt=208, io_uring_setup=425,
                                  io_uring_enter=426, io_uring_register=427, fadvise64=223, madvise=233,
                                  process_madvise=440, cachestat=451)),
 }
 _X32_BIT = 0x40000000  # x86_64's x32 numbering: another table of calls, refused whole
-_AF_UNIX = 1
 _CLONE_PIDFD = 0x1000
+# CLONE_NEWTIME, NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: a job's own
+# namespace (Docker's profile refuses most; this filter holds without it too).
+_CLONE_NAMESPACES = 0x00000080 | 0x00020000 | 0x7E000000
 _SOL_SOCKET = 1
 _SOCKET_OPTIONS = (57, 71, 76, 77)  # SO_COOKIE, SO_NETNS_COOKIE, SO_PASSPIDFD, SO_PEERPIDFD
 # A negative clock id names a CPU-time clock (or a clock device) by PID: ~pid << 3 | kind.
@@ -103,14 +122,17 @@ def program(machine: str) -> list[tuple]:
                ("io_uring_register", errno.ENOSYS), ("pidfd_open", errno.ENOSYS),
                ("memfd_create", errno.EPERM), ("shmget", errno.EPERM), ("setsid", errno.EPERM),
                ("sysinfo", errno.ENOSYS), ("fadvise64", errno.EPERM), ("process_madvise", errno.EPERM),
-               ("cachestat", errno.ENOSYS)]
+               ("cachestat", errno.ENOSYS), ("socket", errno.EPERM), ("socketpair", errno.EPERM),
+               ("pipe", errno.EPERM), ("pipe2", errno.EPERM), ("unshare", errno.EPERM), ("setns", errno.EPERM),
+               ("mount", errno.EPERM), ("umount2", errno.EPERM),
+               ("mq_open", errno.ENOSYS), ("io_setup", errno.ENOSYS), ("userfaultfd", errno.ENOSYS),
+               ("memfd_secret", errno.ENOSYS)]
     for name, code in refused:
-        head += [(_JEQ_K, 0, 1, nr[name]), _refuse(code)]
+        if name in nr:  # aarch64 has no pipe(): only pipe2
+            head += [(_JEQ_K, 0, 1, nr[name]), _refuse(code)]
     # Calls whose arguments decide: each block ends in a return, so A need not be reloaded.
     blocks = {
-        "socket": [(_LD_W_ABS, 0, 0, _arg(0)), (_JEQ_K, 0, 1, _AF_UNIX), _ret(_ALLOW),
-                   _refuse(errno.EAFNOSUPPORT)],
-        "clone": [(_LD_W_ABS, 0, 0, _arg(0)), (_JSET_K, 0, 1, _CLONE_PIDFD), _refuse(errno.EPERM),
+        "clone": [(_LD_W_ABS, 0, 0, _arg(0)), (_JSET_K, 0, 1, _CLONE_PIDFD | _CLONE_NAMESPACES), _refuse(errno.EPERM),
                   _ret(_ALLOW)],
         "mmap": [(_LD_W_ABS, 0, 0, _arg(3)), (_AND_K, 0, 0, _MAP_TYPE | _MAP_ANONYMOUS),
                  (_JEQ_K, 2, 0, _MAP_SHARED | _MAP_ANONYMOUS), (_JEQ_K, 1, 0, _MAP_TYPE | _MAP_ANONYMOUS),

@@ -44,6 +44,12 @@ EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _MAKE_AND_REMOVE = sum(1 << bit for bit in range(4, 13))  # remove/make dir, file, char, sock...
 REFER, TRUNCATE = 1 << 13, 1 << 14  # ABI 2 (links and renames across folders), ABI 3
 _FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE  # all a rule on a file may name
+# ABI 6: a process under the ruleset may signal, and connect to abstract unix sockets of,
+# only processes of its own domain (what it forks). Each blank child makes its own
+# domain, so a job's processes cannot signal W, the zygote, the blank children kept for
+# the next job (killing them made the zygote fork more: W's work, set by a program) or
+# each other (P and T are two domains).
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
 
 # Folders whose files are not in the page cache (/dev: devices) or are the job's own
 # (the tmpfs mounts), with what a job may do there. /dev/shm is under /dev: its own
@@ -146,8 +152,12 @@ def build_ruleset(paths: list[str] | None = None) -> int:
         raise OSError(errno.ENOSYS, "landlock: the kernel has no Landlock (or a seccomp filter refuses it)")
     handled = EXECUTE | WRITE_FILE | READ_FILE | READ_DIR | _MAKE_AND_REMOVE
     handled |= (REFER if version >= 2 else 0) | (TRUNCATE if version >= 3 else 0)
-    attr = ctypes.create_string_buffer(struct.pack("=Q", handled), 8)  # handled_access_fs only
-    ruleset = _call(_CREATE_RULESET, ctypes.addressof(attr), 8, 0)
+    if version >= 6:  # handled_access_fs, handled_access_net (none), scoped
+        packed = struct.pack("=QQQ", handled, 0, SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
+    else:
+        packed = struct.pack("=Q", handled)  # handled_access_fs only
+    attr = ctypes.create_string_buffer(packed, len(packed))
+    ruleset = _call(_CREATE_RULESET, ctypes.addressof(attr), len(packed), 0)
     try:
         for path in readable_paths() if paths is None else paths:
             _add_rule(ruleset, path, (READ_FILE | READ_DIR | EXECUTE) & handled)

@@ -29,6 +29,22 @@ def _exit_code(exc: SystemExit) -> int:
     return 1
 
 
+# /dev/stdin and the like are links through /proc/self/fd, and /proc is covered for
+# every job (namespace.py): in the program's process, Python's open() of one of these
+# names opens the descriptor itself, as the link would (a new file object on a copy of
+# it). Only open(): os.open() of these names fails with ENOENT.
+_STREAM_NAMES = {f"{folder}{fd}": fd for folder in ("/dev/fd/", "/proc/self/fd/") for fd in (0, 1, 2)}
+_STREAM_NAMES.update({"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2})
+
+
+def _open_with_streams(real_open):
+    def open(file, *args, **kwargs):  # noqa: A001 (builtins.open's name, as programs see it)
+        fd = _STREAM_NAMES.get(file) if isinstance(file, str) else None
+        return real_open(file if fd is None else os.dup(fd), *args, **kwargs)
+
+    return open
+
+
 def stdio_main(payload: dict) -> None:
     """Run the program on fds 0/1/2 as a script would run; never returns."""
     program = payload["program"]
@@ -39,6 +55,7 @@ def stdio_main(payload: dict) -> None:
     sys.stderr = io.TextIOWrapper(open(2, "wb", closefd=False), encoding="utf-8", errors="backslashreplace",
                                   line_buffering=True)
     sys.argv = [PROGRAM_FILE]
+    builtins.open = io.open = _open_with_streams(io.open)
     namespace = {"__name__": "__main__", "__builtins__": builtins, "__file__": PROGRAM_FILE}
     code = 0
     try:

@@ -21,6 +21,7 @@ from .landlock import readable_paths
 from .procs import IPC_RMID, Capped, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, alive, children_of, open_fds, pidfd, prctl, settings, sysv_ids
 from .protocol import DETAIL_MAX, PROTOCOL, REPORT_MAX
 from .scratch import reset_metadata, wipe
+from .stock import KITS_DEFAULT, Kit, Stock
 from .traces import Traces
 from .text import exception_line, one_line
 from .zygote import ZYGOTE_TIMEOUT_S, Zygote, ZygoteGone, give_job
@@ -50,7 +51,7 @@ class NotRun(Exception):
 
 
 class _Worker:
-    def __init__(self, scratch_root: str) -> None:
+    def __init__(self, scratch_root: str, kits: int = KITS_DEFAULT) -> None:
         self.scratch_root = scratch_root
         self.scratch = os.path.join(scratch_root, "test")
         self.is_init = os.getpid() == 1
@@ -70,6 +71,10 @@ class _Worker:
         self.readable = readable_paths() if self.is_init else None
         self.zygote = Zygote(self.scratch, readable=self.readable)
         self.zygote.ask(2)  # the first job's two processes
+        # Every job's descriptors, made now in a container (stock.py: their inode numbers
+        # then say nothing of what earlier jobs did), after the zygote is forked and
+        # before the counters' baseline.
+        self.stock = Stock(kits if self.is_init else None)
         self.traces = None  # the container's counters (on a host they are the machine's)
         if self.is_init:
             self.zygote.known_blanks()
@@ -126,10 +131,13 @@ class _Worker:
             self.zygote.ask(2)  # the next job's, forked while this one runs
         except ZygoteGone:
             pass  # noticed again below, or by the next job, which declines
-        channel_t, channel_p = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        out_r, out_w = os.pipe()
-        report_r, report_w = os.pipe()
-        release_r, release_w = os.pipe() if blind else (-1, -1)  # T waits on it between its phases
+        kit = self.take_kit()
+        channel_t, channel_p = kit.sockets
+        (out_r, out_w), (report_r, report_w), (release_r, release_w) = kit.pipes
+        if not blind:  # T waits on the release pipe between its phases: a blind job's only
+            os.close(release_r)
+            os.close(release_w)
+            release_r = release_w = -1
         test_fds = [channel_t.fileno(), out_w, report_w] + ([release_r] if blind else [])
         started = time.monotonic()
         try:
@@ -165,6 +173,12 @@ class _Worker:
                     os.close(fd)
         result["id"] = job.get("id")
         return result
+
+    def take_kit(self) -> Kit:
+        kit = self.stock.take()
+        if kit is None:
+            raise NotRun("the worker ran as many jobs as it made descriptors for")
+        return kit
 
     def after(self) -> None:
         """Between jobs, once the answer is sent: restore the clean state. A failure
@@ -495,7 +509,8 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(scratch_root)
     preload()
     wipe(scratch_root)
-    worker = _Worker(scratch_root)
+    kits = int(args[args.index("--jobs") + 1]) if "--jobs" in args else KITS_DEFAULT
+    worker = _Worker(scratch_root, kits)
     jobs, out = sys.stdin.buffer, sys.stdout.buffer
     if "--channel" in args:  # the host's socket (docker_backend.py), once the zygote is forked
         channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -4,7 +4,7 @@ may read (landlock.readable_paths(), after the worker's own imports, as the zygo
 computes it), so each of their pages is in the host's page cache before any job runs,
 charged to this container's memory cgroup (which no job can put under pressure), and
 says on stdout, as one JSON line, what it read, how long it took and whether the
-kernel lets the zygote build the ruleset.
+kernel lets the zygote build the ruleset and cover /proc and /sys (namespace.py).
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import sys
 import time
 
 from .landlock import abi, build_ruleset, readable_paths
+from .namespace import cover_kernel_views, covered
 from .supervisor import preload
 
 _CHUNK = 1 << 20
@@ -48,6 +49,28 @@ def _read_whole(path: str) -> int:
         os.close(fd)
 
 
+def _namespace_problem() -> str:
+    """Why the zygote could not cover /proc and /sys for its jobs (namespace.py), tried
+    in a forked child of this container (same image, user and seccomp profile as a
+    worker's); "" when it can."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        try:
+            cover_kernel_views()
+            message = "" if covered() else "/proc or /sys still shows entries after covering them"
+        except OSError as exc:
+            message = str(exc)
+        os.write(write_fd, message.encode() or b"-")
+        os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as answer:
+        said = answer.read().decode(errors="replace")
+    os.waitpid(pid, 0)
+    return "" if said == "-" else (said or "the child that tried it died")
+
+
 def main() -> int:
     preload()  # the zygote's imports, so the mapped folders are the zygote's
     started = time.monotonic()
@@ -66,5 +89,6 @@ def main() -> int:
     except OSError as exc:
         problem = str(exc)
     print(json.dumps({"warmed": True, "paths": paths, "files": files, "bytes": size, "seconds": round(seconds, 3),
-                      "landlock_abi": version, "landlock_problem": problem}), flush=True)
+                      "landlock_abi": version, "landlock_problem": problem,
+                      "namespace_problem": _namespace_problem()}), flush=True)
     return 0

@@ -20,6 +20,7 @@ from .child import enter_child, flush_stdio
 from .confine import confine
 from .judge import RELEASE_FD, judge_main
 from .landlock import build_ruleset, restrict
+from .namespace import cover_kernel_views
 from .procs import PR_SET_PDEATHSIG, open_fds, prctl, proc_stat
 from .program import program_main
 from .stdio import stdio_main
@@ -156,8 +157,9 @@ def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, modules_at_for
 def _zygote_main(control: socket.socket, scratch: str, readable: list[str] | None) -> None:
     """Fork blank children on request; report each child's end. Holds no job, ever.
 
-    Messages on `control` (SOCK_SEQPACKET), each one `_MESSAGE`: in, FORK; out, BLANK
-    with the child's pid and the worker's end of its socket, and ENDED with the pid
+    Messages on `control` (SOCK_SEQPACKET), each one `_MESSAGE`: in, FORK with the
+    child's end of a socket W made (the zygote makes none: its filter refuses sockets
+    and pipes, as every job's); out, BLANK with the child's pid, and ENDED with the pid
     and wait status of a child that ended.
     """
     stdio = _stdio_objects()
@@ -170,6 +172,9 @@ def _zygote_main(control: socket.socket, scratch: str, readable: list[str] | Non
     # built: each child's restrict() then fails and no job runs (the host checks first).
     ruleset = None
     if readable is not None:
+        # First, while /proc is still there to write the user namespace's maps. Raises:
+        # no zygote, no job (the warm-up tried it first: docker_backend).
+        cover_kernel_views()
         try:
             ruleset = build_ruleset(readable)
         except OSError:
@@ -202,28 +207,28 @@ def _zygote_main(control: socket.socket, scratch: str, readable: list[str] | Non
         if control not in ready:
             continue
         try:
-            request = control.recv(4096)
+            request, fds, _, _ = socket.recv_fds(control, 4096, 1)
         except OSError:
             os._exit(0)
         if not request:
             os._exit(0)  # the worker is gone
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        if not fds:
+            continue  # a FORK comes with the child's socket
+        child_end = socket.socket(fileno=fds[0])
         pid = os.fork()
         if pid == 0:
             try:
                 control.close()
-                theirs.close()
                 _signal.set_wakeup_fd(-1)  # plain ints, as in child.py
                 os.close(wake_r)
                 os.close(wake_w)
                 _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                _blank_child(mine, scratch, stdio, modules_at_fork, ruleset)
+                _blank_child(child_end, scratch, stdio, modules_at_fork, ruleset)
             finally:
                 os._exit(70)
-        mine.close()
-        socket.send_fds(control, [_MESSAGE.pack(BLANK, pid, 0)], [theirs.fileno()])
-        theirs.close()
+        child_end.close()
+        control.send(_MESSAGE.pack(BLANK, pid, 0))
 
 
 class ZygoteGone(RuntimeError):
@@ -258,18 +263,25 @@ class Zygote:
         child_end.close()
         self.sock = parent_end
         self.blanks: list[tuple[int, socket.socket]] = []
+        self.unclaimed: list[socket.socket] = []  # W's ends, for the forks not yet announced
         self.ended: dict[int, int] = {}  # pid -> wait status
         self.asked = 0  # blank children asked for and not yet announced
         self.forks = 0  # blank children asked for, ever
 
     def ask(self, count: int) -> None:
-        try:
-            for _ in range(count):
-                self.sock.send(_FORK)
-        except OSError as exc:  # it died with requests unread: ECONNRESET or EPIPE
-            raise ZygoteGone(f"the zygote is gone ({exc.strerror})") from None
-        self.asked += count
-        self.forks += count
+        for _ in range(count):
+            # The child's socket is W's to make: the zygote's filter refuses sockets.
+            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                socket.send_fds(self.sock, [_FORK], [theirs.fileno()])
+            except OSError as exc:  # it died with requests unread: ECONNRESET or EPIPE
+                mine.close()
+                raise ZygoteGone(f"the zygote is gone ({exc.strerror})") from None
+            finally:
+                theirs.close()
+            self.unclaimed.append(mine)
+            self.asked += 1
+            self.forks += 1
 
     def _receive(self, timeout: float) -> bool:
         """Take one message if one comes within `timeout`; False if none did."""
@@ -283,9 +295,11 @@ class Zygote:
             raise ZygoteGone("the zygote is gone")
         if len(data) != _MESSAGE.size:
             raise ZygoteGone(f"the zygote said something unknown ({len(data)} bytes)")
+        for fd in fds:  # the zygote sends none
+            os.close(fd)
         kind, pid, status = _MESSAGE.unpack(data)
-        if kind == BLANK and fds:
-            self.blanks.append((pid, socket.socket(fileno=fds[0])))
+        if kind == BLANK and self.unclaimed:  # announced in the order they were asked for
+            self.blanks.append((pid, self.unclaimed.pop(0)))
             self.asked -= 1
         elif kind == ENDED:
             self.ended[pid] = status

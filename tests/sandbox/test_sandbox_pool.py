@@ -1,15 +1,18 @@
 """The pool around the workers: concurrency, recycling, replacement, clean-up."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from sandbox import RunRequest, SandboxConfig, SandboxUnavailable
+from sandbox.docker_backend import SECCOMP_BASE
 from tests.helpers import run_in_threads, wait_until
 
 ADD = "def add(a, b):\n    return a + b\n"
@@ -166,7 +169,18 @@ def test_docker_containers_are_locked_down_and_removed_on_close(sandbox_opener):
         assert host["NetworkMode"] == "none"
         assert host["ReadonlyRootfs"] is True
         assert host["CapDrop"] == ["ALL"]
-        assert host["SecurityOpt"] == ["no-new-privileges"]
+        assert host["SecurityOpt"][0] == "no-new-privileges"
+        # Docker's default profile plus one call: the zygote's unshare, with exactly its flags.
+        assert host["SecurityOpt"][1].startswith("seccomp=")
+        profile = json.loads(host["SecurityOpt"][1][len("seccomp="):])
+        base = json.loads(Path(SECCOMP_BASE).read_text())
+        added = profile["syscalls"][len(base["syscalls"]):]
+        assert profile["syscalls"][:len(base["syscalls"])] == base["syscalls"] and len(host["SecurityOpt"]) == 2
+        # unshare(CLONE_NEWUSER | CLONE_NEWNS) and the zygote's two mounts, with exactly their flags.
+        assert [(rule["names"], rule["args"]) for rule in added] == [
+            (["unshare"], [{"index": 0, "value": 0x10020000, "valueTwo": 0, "op": "SCMP_CMP_EQ"}]),
+            (["mount"], [{"index": 3, "value": 0x44000, "valueTwo": 0, "op": "SCMP_CMP_EQ"}]),
+            (["mount"], [{"index": 3, "value": 0xF, "valueTwo": 0, "op": "SCMP_CMP_EQ"}])]
         assert host["Memory"] == host["MemorySwap"] > 0
         assert host["PidsLimit"] == SandboxConfig().limits.pids
         assert host["NanoCpus"] == int(SandboxConfig().limits.cpus * 1e9)
@@ -311,12 +325,12 @@ CHANNEL_PROBE = (
     "            seen.append(sorted(os.listdir(folder)))\n"
     "        except OSError as exc:\n"
     "            seen.append(exc.errno)\n"
-    "    client = socket.socket(socket.AF_UNIX)\n"
-    "    try:\n"
-    "        client.connect('/run/harness-channel/worker.sock')\n"
+    "    try:\n"  # no job makes a socket (confine.py); the socket is gone anyway
+    "        socket.socket(socket.AF_UNIX).connect('/run/harness-channel/worker.sock')\n"
     "        seen.append('connected')\n"
     "    except OSError as exc:\n"
     "        seen.append(exc.errno)\n"
+    "    seen.append(os.path.exists('/run/harness-channel/worker.sock'))\n"
     "    return seen\n"
 )
 
@@ -326,8 +340,8 @@ def test_the_host_s_channel_to_a_worker_is_closed_to_its_jobs(sandbox_opener, mo
     """The worker takes its jobs over a unix socket the host listens on in a private
     folder mounted into the container; the host takes the worker's one connection and
     removes the socket and the folder before any job runs. A job can neither list the
-    folder (Landlock: nothing under /run) nor connect (the socket is gone), and nothing
-    of the channel is left on the host."""
+    folder (Landlock: nothing under /run) nor make a socket (confine.py), the socket is
+    gone, and nothing of the channel is left on the host."""
     import errno
     import tempfile
 
@@ -341,7 +355,7 @@ def test_the_host_s_channel_to_a_worker_is_closed_to_its_jobs(sandbox_opener, mo
     monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
     sandbox = sandbox_opener("docker", workers=1)
     [outcome] = sandbox.run(RunRequest(CHANNEL_PROBE, ["assert probe() == 0"], blind=False))
-    assert outcome.detail.endswith(f"# got [{errno.EACCES}, {errno.EACCES}, {errno.ENOENT}]"), outcome
+    assert outcome.detail.endswith(f"# got [{errno.EACCES}, {errno.EACCES}, {errno.EPERM}, False]"), outcome
     channels = [path for path in made if os.path.basename(path).startswith("harness-channel-")]
     assert channels, made  # the worker was spoken to over a channel
     assert not [path for path in channels if os.path.exists(path)]

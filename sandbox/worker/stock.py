@@ -1,0 +1,60 @@
+"""The descriptors W gives each job (a socket between P and T, three pipes), made for
+every job of the container before the first job runs.
+
+A pipe's or socket's inode number comes from one counter for the whole host (the
+kernel's get_next_ino, in batches of 1024 per CPU), and a job reads the number of every
+descriptor it holds (`fstat`). Were W to make a job's pipes when the job comes, their
+numbers would show how many numbers were taken on W's CPU since the last job's, which
+that job's program could sway (a fork makes W list /proc, whose lookups take numbers:
+measured, the move from one job's numbers to the next was 18-23 when the first program
+did nothing, 225-1297 when it forked once). Made all at once when W starts, a job's
+numbers say only which job of the container it is (as its PIDs do) and what the host
+did before the container started. A job can neither make pipes or sockets nor look up
+anything under /proc (confine.py, namespace.py), so it has no other way to read that
+counter, and nothing an earlier program did reaches it through them.
+
+On a host (the process backend) nothing is made ahead: the process backend isolates
+nothing anyway, and its fd limit may be small.
+"""
+from __future__ import annotations
+
+import os
+import socket
+from typing import NamedTuple
+
+KITS_DEFAULT = 500  # SandboxConfig.jobs_per_container's default: the host says its own
+
+
+class Kit(NamedTuple):
+    """One job's descriptors, W's and the job's ends together."""
+
+    sockets: tuple[socket.socket, socket.socket]  # a function job's P <-> T channel
+    pipes: tuple[tuple[int, int], ...]  # three (read end, write end)
+
+    def close_sockets(self) -> None:
+        for end in self.sockets:
+            end.close()
+
+
+def make_kit() -> Kit:
+    sockets = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    return Kit(sockets, (os.pipe(), os.pipe(), os.pipe()))
+
+
+class Stock:
+    """`count` kits made now, handed out in order; None: each made when taken."""
+
+    def __init__(self, count: int | None) -> None:
+        self.ahead = count is not None
+        self._kits = [make_kit() for _ in range(count or 0)]
+        self._kits.reverse()  # taken from the end: the first made goes first
+
+    def take(self) -> Kit | None:
+        """The next job's kit; None when every kit made ahead is used (the container
+        has run its jobs: the host starts another)."""
+        if not self.ahead:
+            return make_kit()
+        return self._kits.pop() if self._kits else None
+
+    def left(self) -> int | None:
+        return len(self._kits) if self.ahead else None
