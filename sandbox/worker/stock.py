@@ -19,10 +19,22 @@ nothing anyway, and its fd limit may be small.
 from __future__ import annotations
 
 import os
+import resource
 import socket
 from typing import NamedTuple
 
 KITS_DEFAULT = 500  # SandboxConfig.jobs_per_container's default: the host says its own
+FDS_PER_KIT = 8
+FDS_KEPT_FREE = 512  # for W's own files (/proc reads, the channel, the blank children's sockets)
+
+
+def kits_that_fit(asked: int) -> int:
+    """At most `asked`, and no more than the descriptor limit leaves room for: past it
+    W declines the next job and the host starts another container."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return asked
+    return max(1, min(asked, (soft - FDS_KEPT_FREE) // FDS_PER_KIT))
 
 
 class Kit(NamedTuple):
@@ -46,7 +58,7 @@ class Stock:
 
     def __init__(self, count: int | None) -> None:
         self.ahead = count is not None
-        self._kits = [make_kit() for _ in range(count or 0)]
+        self._kits = [make_kit() for _ in range(kits_that_fit(count) if count else 0)]
         self._kits.reverse()  # taken from the end: the first made goes first
 
     def take(self) -> Kit | None:

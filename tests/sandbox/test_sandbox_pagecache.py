@@ -167,6 +167,10 @@ def test_the_sandbox_s_identity_is_the_same_in_every_session(sandbox_opener):
             opened.close()
     assert identities[0] == identities[1]
     assert identities[0]["page_cache_warmed"]["files"] > 0
+    # The seccomp profile by digest, and the warm-up's word that the zygote can cover
+    # /proc and /sys for its jobs (worker/namespace.py).
+    assert identities[0]["seccomp_profile"] == docker_backend.seccomp_digest()
+    assert identities[0]["kernel_views"] == "covered"
 
 
 @pytest.mark.docker

@@ -1,0 +1,48 @@
+"""The worker's stock of job descriptors (sandbox/worker/stock.py): made ahead in a
+container, handed out in the order they were made, never more than the descriptor
+limit leaves room for; made per job on a host."""
+from __future__ import annotations
+
+import os
+import resource
+import stat
+
+from sandbox.worker.stock import FDS_KEPT_FREE, FDS_PER_KIT, Stock, kits_that_fit
+
+
+def _close(kit) -> None:
+    kit.close_sockets()
+    for read_end, write_end in kit.pipes:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_kits_made_ahead_come_out_in_order_then_run_out():
+    stock = Stock(3)
+    assert stock.left() == 3
+    kits = [stock.take() for _ in range(3)]
+    assert stock.take() is None and stock.left() == 0
+    # Made one after another: each kit's socket was made before the next kit's.
+    numbers = [os.fstat(kit.sockets[0].fileno()).st_ino for kit in kits]
+    assert numbers == sorted(numbers)
+    for kit in kits:
+        assert all(stat.S_ISFIFO(os.fstat(end).st_mode) for pipe in kit.pipes for end in pipe)
+        assert len(kit.pipes) == 3
+        _close(kit)
+
+
+def test_on_a_host_each_kit_is_made_when_taken():
+    stock = Stock(None)
+    assert stock.left() is None
+    for _ in range(3):
+        kit = stock.take()
+        assert kit is not None
+        _close(kit)
+
+
+def test_no_more_kits_than_the_descriptor_limit_leaves_room_for():
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert kits_that_fit(5) == 5
+    if soft != resource.RLIM_INFINITY:
+        fitted = kits_that_fit(10**9)
+        assert fitted * FDS_PER_KIT + FDS_KEPT_FREE <= soft < (fitted + 1) * FDS_PER_KIT + FDS_KEPT_FREE
