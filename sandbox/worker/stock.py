@@ -18,6 +18,7 @@ nothing anyway, and its fd limit may be small.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import resource
 import socket
@@ -26,6 +27,12 @@ from typing import NamedTuple
 KITS_DEFAULT = 500  # SandboxConfig.jobs_per_container's default: the host says its own
 FDS_PER_KIT = 8
 FDS_KEPT_FREE = 512  # for W's own files (/proc reads, the channel, the blank children's sockets)
+# The kernel counts every pipe's buffer against its user, host-wide: past
+# fs.pipe-user-pages-soft (16384 pages) each new pipe of that user gets 2 pages. Full
+# size, 500 kits of three pipes would pass it alone (24,000 pages), and every later pipe
+# of uid 65534 on the host, in this container or another, would be small. So a pipe
+# waits in the stock at one page, and gets its 16 when its job takes it.
+PIPE_WAITING, PIPE_IN_USE = 4096, 65536
 
 
 def kits_that_fit(asked: int) -> int:
@@ -48,9 +55,19 @@ class Kit(NamedTuple):
             end.close()
 
 
-def make_kit() -> Kit:
+def _resize(pipe: tuple[int, int], size: int) -> None:
+    try:
+        fcntl.fcntl(pipe[0], fcntl.F_SETPIPE_SZ, size)
+    except OSError:  # EPERM past the user's limit: the pipe keeps its size, and works
+        pass
+
+
+def make_kit(waiting: bool = False) -> Kit:
     sockets = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    return Kit(sockets, (os.pipe(), os.pipe(), os.pipe()))
+    pipes = (os.pipe(), os.pipe(), os.pipe())
+    for pipe in pipes if waiting else ():
+        _resize(pipe, PIPE_WAITING)
+    return Kit(sockets, pipes)
 
 
 class Stock:
@@ -58,7 +75,7 @@ class Stock:
 
     def __init__(self, count: int | None) -> None:
         self.ahead = count is not None
-        self._kits = [make_kit() for _ in range(kits_that_fit(count) if count else 0)]
+        self._kits = [make_kit(waiting=True) for _ in range(kits_that_fit(count) if count else 0)]
         self._kits.reverse()  # taken from the end: the first made goes first
 
     def take(self) -> Kit | None:
@@ -66,7 +83,12 @@ class Stock:
         has run its jobs: the host starts another)."""
         if not self.ahead:
             return make_kit()
-        return self._kits.pop() if self._kits else None
+        if not self._kits:
+            return None
+        kit = self._kits.pop()
+        for pipe in kit.pipes:
+            _resize(pipe, PIPE_IN_USE)
+        return kit
 
     def left(self) -> int | None:
         return len(self._kits) if self.ahead else None

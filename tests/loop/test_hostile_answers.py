@@ -87,7 +87,9 @@ HOSTILE_ANSWERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "    for pid in [1, os.getppid(), *_pids()]:\n"
         "        if pid != os.getpid():\n"
         "            try:\n                os.kill(pid, signal.SIGKILL)\n            except OSError:\n                pass\n\n"
-        "def add(a, b):\n    return 0\n\n"
+        # Wrong for every test: where Landlock scopes a job's signals to its own processes
+        # (ABI 6) the kills are refused and the answer is graded as it is.
+        "def add(a, b):\n    return -1\n\n"
         "_ = _kill_all()\n",
         ADD_TESTS,
     ),

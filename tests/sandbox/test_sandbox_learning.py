@@ -637,5 +637,10 @@ def test_a_job_s_descriptors_say_nothing_of_earlier_jobs(sandbox_opener):
         # boundary crossed then, may shift a few steps; what the sender did shifts none.
         common, count = Counter(steps).most_common(1)[0]
         assert common == (5, 5) and count >= len(steps) - 3, steps
+        # A kit's pipes wait at one page (the kernel counts pipe buffers per user, for
+        # the host) and get sixteen when their job takes them.
+        [sized] = sandbox.run(RunRequest("import fcntl\ndef size():\n    return fcntl.fcntl(1, fcntl.F_GETPIPE_SZ)\n",
+                                         ["assert size() == 65536"]))
+        assert sized.status == "passed", sized
     finally:
         sandbox.close()

@@ -46,3 +46,19 @@ def test_no_more_kits_than_the_descriptor_limit_leaves_room_for():
     if soft != resource.RLIM_INFINITY:
         fitted = kits_that_fit(10**9)
         assert fitted * FDS_PER_KIT + FDS_KEPT_FREE <= soft < (fitted + 1) * FDS_PER_KIT + FDS_KEPT_FREE
+
+
+def test_a_pipe_waits_at_one_page_and_works_at_sixteen():
+    """The kernel counts pipe buffers per user, host-wide (fs.pipe-user-pages-soft):
+    500 kits of full-size pipes would pass that limit alone, and shrink every later
+    pipe of the same user on the host."""
+    import fcntl
+
+    stock = Stock(2)
+    waiting = stock._kits[0]
+    assert all(fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) == 4096 for read_end, _ in waiting.pipes)
+    kit = stock.take()
+    sizes = [fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) for read_end, _ in kit.pipes]
+    assert sizes == [65536] * 3, sizes
+    _close(kit)
+    _close(stock.take())
