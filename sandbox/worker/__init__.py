@@ -39,6 +39,8 @@ Modules, one per process role and concern (standard library only):
     scratch     emptying the scratch folder
     traces      kernel counters no wipe resets: noticed after a job, the worker retires
     confine     the seccomp filter of every job's process: no counter of the whole host moves
+    namespace   the zygote's user and mount namespace: /proc and /sys covered for every job
+    stock       every job's pipes and socket, made when the worker starts
     landlock    the files a job may read (all in the page cache before any job runs) and write;
                 nothing of /proc or /sys
     warm        the warm-up container: reads every file landlock allows into the page cache
@@ -49,5 +51,5 @@ Modules, one per process role and concern (standard library only):
     judge       T: binds names, runs the test, writes the verdict
     zygote      Z, and W's handle on it
     supervisor  W: the job loop, the watch, the clean-up
-    __main__    the entry point: `python3 -I -B <this folder> --scratch-root DIR` (or `--warm`)
+    __main__    the entry point: `python3 -I -B <this folder> --scratch-root DIR [--jobs N]` (or `--warm`)
 """

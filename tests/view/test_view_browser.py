@@ -21,7 +21,10 @@ def _page(browser, base: str):
     problems: list[str] = []
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
+    # A fetch still in flight when the page navigates away (the runs page refreshes
+    # itself from /api/runs) is cancelled by the browser: net::ERR_ABORTED, no fault.
+    page.on("requestfailed", lambda r: None if r.failure == "net::ERR_ABORTED"
+            else problems.append(f"request failed: {r.url} ({r.failure})"))
     page.on("request", lambda r: None if r.url.startswith(base) else problems.append(f"request left: {r.url}"))
     return page, problems
 
