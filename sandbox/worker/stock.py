@@ -26,7 +26,11 @@ from typing import NamedTuple
 
 KITS_DEFAULT = 500  # SandboxConfig.jobs_per_container's default: the host says its own
 FDS_PER_KIT = 8
-FDS_KEPT_FREE = 512  # for W's own files (/proc reads, the channel, the blank children's sockets)
+# The stock waits above the descriptors W uses, and a kit comes down to low numbers when
+# its job takes it: W watches a job's pipes with select(), which takes no descriptor
+# past 1023 (made in place, the kits of later jobs had numbers past it, and each worker
+# failed after ~125 jobs).
+STOCK_FD_BASE = 1024
 # The kernel counts every pipe's buffer against its user, host-wide: past
 # fs.pipe-user-pages-soft (16384 pages) each new pipe of that user gets 2 pages. Full
 # size, 500 kits of three pipes would pass it alone (24,000 pages), and every later pipe
@@ -35,13 +39,20 @@ FDS_KEPT_FREE = 512  # for W's own files (/proc reads, the channel, the blank ch
 PIPE_WAITING, PIPE_IN_USE = 4096, 65536
 
 
+def stock_base() -> int:
+    """Where the stock's descriptors begin: 1024, or half the limit when it is lower."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return STOCK_FD_BASE if soft == resource.RLIM_INFINITY else min(STOCK_FD_BASE, soft // 2)
+
+
 def kits_that_fit(asked: int) -> int:
-    """At most `asked`, and no more than the descriptor limit leaves room for: past it
-    W declines the next job and the host starts another container."""
+    """At most `asked`, and no more than fit between the stock's base and the
+    descriptor limit: past them W declines the next job and the host starts another
+    container."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return asked
-    return max(1, min(asked, (soft - FDS_KEPT_FREE) // FDS_PER_KIT))
+    return max(1, min(asked, (soft - stock_base()) // FDS_PER_KIT))
 
 
 class Kit(NamedTuple):
@@ -62,12 +73,29 @@ def _resize(pipe: tuple[int, int], size: int) -> None:
         pass
 
 
-def make_kit(waiting: bool = False) -> Kit:
-    sockets = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    pipes = (os.pipe(), os.pipe(), os.pipe())
-    for pipe in pipes if waiting else ():
-        _resize(pipe, PIPE_WAITING)
+def _moved(fd: int, base: int | None) -> int:
+    """The same open file under another number: the lowest free one at or above `base`
+    (None: the lowest free one); the old number is closed. Close-on-exec, as made."""
+    new = os.dup(fd) if base is None else fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, base)
+    os.close(fd)
+    return new
+
+
+def _kit_moved(kit: Kit, base: int | None) -> Kit:
+    sockets = tuple(socket.socket(fileno=_moved(end.detach(), base)) for end in kit.sockets)
+    pipes = tuple((_moved(read_end, base), _moved(write_end, base)) for read_end, write_end in kit.pipes)
     return Kit(sockets, pipes)
+
+
+def make_kit(waiting_at: int | None = None) -> Kit:
+    """A kit; `waiting_at`: for the stock, its pipes at one page and its descriptors
+    at or above that number."""
+    kit = Kit(socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM), (os.pipe(), os.pipe(), os.pipe()))
+    if waiting_at is None:
+        return kit
+    for pipe in kit.pipes:
+        _resize(pipe, PIPE_WAITING)
+    return _kit_moved(kit, waiting_at)
 
 
 class Stock:
@@ -75,7 +103,8 @@ class Stock:
 
     def __init__(self, count: int | None) -> None:
         self.ahead = count is not None
-        self._kits = [make_kit(waiting=True) for _ in range(kits_that_fit(count) if count else 0)]
+        base = stock_base()
+        self._kits = [make_kit(waiting_at=base) for _ in range(kits_that_fit(count) if count else 0)]
         self._kits.reverse()  # taken from the end: the first made goes first
 
     def take(self) -> Kit | None:
@@ -85,7 +114,7 @@ class Stock:
             return make_kit()
         if not self._kits:
             return None
-        kit = self._kits.pop()
+        kit = _kit_moved(self._kits.pop(), None)  # down to W's own numbers (select)
         for pipe in kit.pipes:
             _resize(pipe, PIPE_IN_USE)
         return kit

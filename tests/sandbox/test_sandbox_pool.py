@@ -403,3 +403,15 @@ def test_channel_folders_of_killed_runs_are_removed(tmp_path) -> None:
     listener.close()  # the socket file stays, as a killed run's does
     assert remove_stale_channel_folders(str(tmp_path)) == 1
     assert not dead.exists() and mine.exists() and other.exists()
+
+
+@pytest.mark.docker
+def test_a_worker_serves_its_jobs_past_select_s_range(sandbox_opener):
+    """Each job's descriptors come from the stock made when the worker started
+    (worker/stock.py), which waits above descriptor 1023 and comes down when taken: W
+    watches with select(). Made in place, the kits of jobs past ~125 had numbers select()
+    refuses, and the worker failed and was replaced every ~125 jobs."""
+    sandbox = sandbox_opener("docker", workers=1)
+    outcomes = sandbox.run(RunRequest("def f(x):\n    return x\n", [f"assert f({i}) == {i}" for i in range(300)]))
+    assert [o.status for o in outcomes] == ["passed"] * 300
+    assert sandbox.replacements == 0

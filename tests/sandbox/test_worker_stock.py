@@ -7,7 +7,7 @@ import os
 import resource
 import stat
 
-from sandbox.worker.stock import FDS_KEPT_FREE, FDS_PER_KIT, Stock, kits_that_fit
+from sandbox.worker.stock import FDS_PER_KIT, Stock, kits_that_fit, stock_base
 
 
 def _close(kit) -> None:
@@ -45,7 +45,7 @@ def test_no_more_kits_than_the_descriptor_limit_leaves_room_for():
     assert kits_that_fit(5) == 5
     if soft != resource.RLIM_INFINITY:
         fitted = kits_that_fit(10**9)
-        assert fitted * FDS_PER_KIT + FDS_KEPT_FREE <= soft < (fitted + 1) * FDS_PER_KIT + FDS_KEPT_FREE
+        assert fitted * FDS_PER_KIT + stock_base() <= soft < (fitted + 1) * FDS_PER_KIT + stock_base()
 
 
 def test_a_pipe_waits_at_one_page_and_works_at_sixteen():
@@ -60,5 +60,29 @@ def test_a_pipe_waits_at_one_page_and_works_at_sixteen():
     kit = stock.take()
     sizes = [fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) for read_end, _ in kit.pipes]
     assert sizes == [65536] * 3, sizes
+    _close(kit)
+    _close(stock.take())
+
+
+def test_the_stock_waits_above_select_s_range_and_a_taken_kit_comes_down():
+    """W watches a job's pipes with select(), which takes no descriptor past 1023: the
+    stock's descriptors wait at or above the base, and a kit taken comes down to the
+    lowest free numbers, the same pipes and socket (same inode numbers)."""
+    stock = Stock(2)
+    base = stock_base()
+    waiting = stock._kits[-1]  # the next one out
+    ends = [end.fileno() for end in waiting.sockets] + [fd for pipe in waiting.pipes for fd in pipe]
+    assert min(ends) >= base
+    numbers = [os.fstat(fd).st_ino for fd in ends]
+    kit = stock.take()
+    taken = [end.fileno() for end in kit.sockets] + [fd for pipe in kit.pipes for fd in pipe]
+    assert max(taken) < min(base, 1024)
+    assert [os.fstat(fd).st_ino for fd in taken] == numbers
+    for fd in ends:  # the old numbers are closed
+        try:
+            os.fstat(fd)
+        except OSError:
+            continue
+        raise AssertionError(f"descriptor {fd} of the stock is still open")
     _close(kit)
     _close(stock.take())
