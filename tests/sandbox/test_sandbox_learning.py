@@ -424,7 +424,7 @@ SENT_SECRETS = {
     # batches of 1024 per CPU. The sender, pinned to a CPU, makes pipes (or sockets) until
     # the number there is its symbol's slot; the receiver, pinned there, reads the number
     # of a new pipe or socket, or of a /proc entry of its own (W's pipes and sockets
-    # between them take 1-24). Decoded 10 of 10 on the worker of 2026-12-02.
+    # between them take 1-24). Decoded 10 of 10 on the worker of 2026-12-03 morning.
     "the inode numbers of pipes, sockets and /proc entries (host-wide)": (
         "import os, socket\n"
         "PERIOD, SLOT = 256, 32\n"  # inode numbers: 8 symbols, 3 bits a job
