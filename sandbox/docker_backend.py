@@ -25,6 +25,7 @@ from typing import Iterator
 from sandbox._engine import LABEL, connect, image_problem, recipe_digest, resolve_image
 from sandbox._pool import STARTUP_TIMEOUT_S, WorkerPool, _Channel, pid_alive, stale_folders
 from sandbox.base import RunRequest, SandboxConfig, SandboxUnavailable, TestOutcome
+from sandbox.worker.namespace import COVER_FLAGS, PRIVATE_FLAGS, UNSHARE_FLAGS
 
 OWNER_LABEL = "reflexion-harness.sandbox.owner"  # "<host>:<pid>" of the harness process
 TMPFS_MB = 64
@@ -81,8 +82,8 @@ SECCOMP_BASE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "image",
 # CAP_SYS_ADMIN where it is made (W holds no capability; the zygote holds them only in
 # its own namespace, and drops them), and the jobs' filter (worker/confine.py) refuses
 # unshare and mount to them.
-ZYGOTE_UNSHARE_FLAGS = 0x10000000 | 0x00020000
-ZYGOTE_MOUNT_FLAGS = (0x4000 | 1 << 18, 0x1 | 0x2 | 0x4 | 0x8)  # MS_REC|MS_PRIVATE; RDONLY|NOSUID|NODEV|NOEXEC
+ZYGOTE_UNSHARE_FLAGS = UNSHARE_FLAGS
+ZYGOTE_MOUNT_FLAGS = (PRIVATE_FLAGS, COVER_FLAGS)
 
 
 @functools.lru_cache(maxsize=1)

@@ -39,7 +39,7 @@ Modules, one per process role and concern (standard library only):
     scratch     emptying the scratch folder
     traces      kernel counters no wipe resets: noticed after a job, the worker retires
     confine     the seccomp filter of every job's process: no counter of the whole host moves
-    namespace   the zygote's user and mount namespace: /proc and /sys covered for every job
+    namespace   the zygote's user and mount namespace: /proc and /sys covered for every job (the host imports its flags)
     stock       every job's pipes and socket, made when the worker starts
     landlock    the files a job may read (all in the page cache before any job runs) and write;
                 nothing of /proc or /sys

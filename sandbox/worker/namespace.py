@@ -33,6 +33,11 @@ CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 COVERED = ("/proc", "/sys")
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 _MS_REC, _MS_PRIVATE = 0x4000, 1 << 18
+# The zygote's three calls, by their flags: the host's seccomp profile allows exactly
+# these (docker_backend.seccomp_profile imports them from here).
+UNSHARE_FLAGS = CLONE_NEWUSER | CLONE_NEWNS
+PRIVATE_FLAGS = _MS_REC | _MS_PRIVATE  # mount: nothing propagates either way
+COVER_FLAGS = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC  # mount: the empty tmpfs over each
 _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 _PR_GET_DUMPABLE, _PR_SET_DUMPABLE = 3, 4
 _CAP_VERSION_3 = 0x20080522
@@ -85,7 +90,7 @@ def cover_kernel_views() -> None:
     there; then hold no capability. Raises OSError, naming the step: no job may run
     where these views are reachable."""
     uid, gid = os.getuid(), os.getgid()
-    _check(_LIBC.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare(CLONE_NEWUSER | CLONE_NEWNS)")
+    _check(_LIBC.unshare(UNSHARE_FLAGS), "unshare(CLONE_NEWUSER | CLONE_NEWNS)")
     # A non-dumpable process's /proc/self files belong to root: the zygote (non-dumpable
     # from W, so that no job opens its memory) writes its maps as a dumpable one, before
     # any child exists, and is non-dumpable again before it forks the first.
@@ -98,10 +103,9 @@ def cover_kernel_views() -> None:
     finally:
         _check(_LIBC.prctl(_PR_SET_DUMPABLE, max(dumpable, 0), 0, 0, 0), "restoring PR_SET_DUMPABLE")
     # Nothing mounted here propagates back to the container's namespace, nor from it.
-    _check(_LIBC.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "making / private")
-    flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    _check(_LIBC.mount(b"none", b"/", None, PRIVATE_FLAGS, None), "making / private")
     for path in COVERED:
-        _check(_LIBC.mount(b"none", path.encode(), b"tmpfs", flags, b"size=4k,nr_inodes=1,mode=0555"),
+        _check(_LIBC.mount(b"none", path.encode(), b"tmpfs", COVER_FLAGS, b"size=4k,nr_inodes=1,mode=0555"),
                f"covering {path}")
     drop_capabilities()
 

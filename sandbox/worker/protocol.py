@@ -1,8 +1,9 @@
 """What both sides of the worker share: the host's protocol version, the descriptors and
 limits of P and T, and the length-prefixed JSON frames between them.
 
-One of the two modules of the worker that the host imports (for PROTOCOL; the other is
-`rewrite`, for the tests it prepares).
+One of the three modules of the worker that the host imports (for PROTOCOL; the others
+are `rewrite`, for the tests it prepares, and `namespace`, for the flags its seccomp
+profile allows the zygote).
 """
 from __future__ import annotations
 
