@@ -1,0 +1,40 @@
+"""A stored run's numbers do not move: a run folder written by an earlier harness
+(trial records of schema 2, a model outage in errors.jsonl, four strategies, two
+samples) is reported again by this checkout and must give the numbers it gave then
+(tests/data/golden_schema2/numbers.json, the summary.json of that run as written)."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import cli
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden_schema2"
+
+
+@pytest.fixture()
+def golden_run(tmp_path: Path) -> Path:
+    run = tmp_path / GOLDEN.name
+    shutil.copytree(GOLDEN, run)
+    (run / "numbers.json").unlink()
+    return run
+
+
+def test_a_schema_2_run_reports_the_numbers_it_was_written_with(golden_run: Path):
+    assert cli("report", str(golden_run)) == 0
+    now = json.loads((golden_run / "summary.json").read_text())
+    then = json.loads((GOLDEN / "numbers.json").read_text())
+    assert now["trial_record_schema"] == 2
+    for key, value in then.items():
+        assert now[key] == value, key
+
+
+def test_every_line_of_the_stored_run_still_decodes():
+    from harness.rundata import read_trials
+
+    records = read_trials(GOLDEN / "trials.jsonl")
+    assert len(records) == sum(1 for _ in (GOLDEN / "trials.jsonl").open())
+    assert {r.schema for r in records} == {2}
