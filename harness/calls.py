@@ -1,11 +1,15 @@
-"""Model calls with accounting: every call's usage, cost and time lands in a Meter."""
+"""Model calls with accounting: every call's usage, cost and time lands in a Meter, and
+every call is an event (harness/rundata/events.py ModelCall) holding the exact system
+prompt and messages sent and the reply, so a record says what the model saw."""
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from harness.models.base import ChatModel, Completion, Message, ModelError, Usage
+from harness.rundata.events import ModelCall
 
 
 @dataclass
@@ -18,6 +22,7 @@ class Meter:
     cost_usd: float | None = None  # money spent: calls a model answered
     cached_cost_usd: float | None = None  # what the cache-served answers cost when first made
     seconds: float = 0.0
+    events: list[Any] = field(default_factory=list)  # the trial's events, model calls among them
 
     def add(self, completion: Completion, seconds: float) -> None:
         self.calls += 1
@@ -45,6 +50,28 @@ class CallSettings:
     seed: int
 
 
+def message_data(message: Message) -> dict[str, Any]:
+    """A message as the record keeps it: its fields that carry content (the prompt
+    cache's breakpoint mark is a backend hint, not content)."""
+    data = {k: v for k, v in dataclasses.asdict(message).items() if k != "cache_prefix" and v not in (None, (), [])}
+    data.setdefault("content", "")
+    return data
+
+
+def _event(role: str, model: ChatModel, messages: Sequence[Message], system: str | None, max_tokens: int,
+           settings: CallSettings, completion: Completion | None, seconds: float, error: str | None,
+           turn: int | None) -> ModelCall:
+    reply: dict[str, Any] = {}
+    if completion is not None:
+        reply = {"text": completion.text, "model": completion.model, "input_tokens": completion.usage.input_tokens,
+                 "output_tokens": completion.usage.output_tokens, "cached": completion.cached,
+                 "latency_s": round(completion.latency_s if completion.latency_s > 0 else seconds, 4),
+                 "stop_reason": completion.stop_reason}
+    return ModelCall(role=role, system=system, messages=[message_data(m) for m in messages],
+                     temperature=settings.temperature, seed=settings.seed, max_tokens=max_tokens, turn=turn,
+                     error=error, **reply)
+
+
 def call(
     model: ChatModel,
     meter: Meter,
@@ -54,19 +81,27 @@ def call(
     max_tokens: int,
     settings: CallSettings,
     stop: Sequence[str] | None = None,
+    role: str = "model",
+    turn: int | None = None,
 ) -> Completion:
-    """One call; raises ModelError (never anything else) when the backend gives up."""
+    """One call, recorded as a ModelCall event in `meter.events`; raises ModelError
+    (never anything else) when the backend gives up."""
     start = time.perf_counter()
     try:
         completion = model.complete(
             messages, system=system, max_tokens=max_tokens, temperature=settings.temperature,
             seed=settings.seed, stop=stop,
         )
-    except ModelError:
-        meter.failed_call(time.perf_counter() - start)
-        raise
-    except Exception as exc:  # a backend bug must not kill the run: record it as a failed call
-        meter.failed_call(time.perf_counter() - start)
+    except Exception as exc:
+        seconds = time.perf_counter() - start
+        meter.failed_call(seconds)
+        error = " ".join(f"{type(exc).__name__}: {exc}".split())
+        meter.events.append(_event(role, model, messages, system, max_tokens, settings, None, seconds, error, turn))
+        if isinstance(exc, ModelError):
+            raise
+        # a backend bug must not kill the run: record it as a failed call
         raise ModelError(f"{model.spec}: {type(exc).__name__}: {exc}") from exc
-    meter.add(completion, time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    meter.add(completion, seconds)
+    meter.events.append(_event(role, model, messages, system, max_tokens, settings, completion, seconds, None, turn))
     return completion

@@ -17,20 +17,8 @@ from typing import Any, Mapping
 from harness.hostinfo import available_cores
 from harness.tasks.registry import DEFAULT_TASKS
 
-RECALLING = ("reflexion+recall",)  # strategies that recall lessons from other tasks (harness/recall.py)
 SCOPES = ("other_tasks", "other_task_sets")  # which lessons recall may show
-STRATEGY_CHOICES: dict[str, tuple[str, ...]] = {
-    "reflexion": ("reflexion",),
-    "baseline": ("baseline",),
-    "feedback": ("feedback",),
-    "resample": ("resample",),
-    # reflexion with lessons recalled from other tasks (harness/recall.py), and the pair
-    # that compares it with plain reflexion on equal footing in one run
-    "reflexion+recall": ("reflexion+recall",),
-    "recall": ("reflexion", "reflexion+recall"),
-    "both": ("reflexion", "baseline"),
-    "all": ("reflexion", "feedback", "resample", "baseline"),
-}
+DEFAULT_STRATEGY = "both"  # a group of the registry (harness/strategies/): see `harness run --help`
 
 
 EXECUTORS = ("local", "ray")
@@ -59,7 +47,10 @@ def default_cache_dir() -> Path:
 @dataclass(frozen=True)
 class RunConfig:
     tasks: str = DEFAULT_TASKS  # task-set spec: builtin[:tag], humaneval, mbpp, hf:..., jsonl:..., a path
-    strategy: str = "both"  # one of STRATEGY_CHOICES
+    # a strategy's name, a group, or names and groups joined by commas (harness/strategies/)
+    strategy: str = DEFAULT_STRATEGY
+    # a strategy's own settings: strategy name -> {key: value} (`--strategy-option NAME.KEY=VALUE`)
+    strategy_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     model: str = "local"  # model spec: local[:gguf], anthropic:<m>, openai:<m>@<url>, scripted:<file>
     trials: int = 3  # max trials per attempt (reflexion, feedback); baseline always 1
     samples: int = 1  # independent attempts per task and strategy
@@ -119,13 +110,29 @@ class RunConfig:
 
     @property
     def strategies(self) -> tuple[str, ...]:
-        return STRATEGY_CHOICES[self.strategy]
+        from harness.strategies import resolve
+
+        return resolve(self.strategy)
 
     def validate(self) -> "RunConfig":
-        if self.strategy not in STRATEGY_CHOICES:
-            raise ConfigError(
-                f"strategy {self.strategy!r} unknown; choose one of {', '.join(STRATEGY_CHOICES)}"
-            )
+        from harness.strategies import StrategyError, get_strategy, groups, strategy_names
+
+        if not isinstance(self.strategy, str):
+            raise ConfigError(f"strategy must be a name, a group or a comma-separated list, got {self.strategy!r}")
+        try:
+            chosen = self.strategies
+        except StrategyError as exc:
+            shown = ", ".join(f"{g} = {'+'.join(m)}" for g, m in groups().items())
+            raise ConfigError(f"{exc}; groups: {shown}") from None
+        for name, given in self.strategy_options.items():
+            if name not in strategy_names():
+                raise ConfigError(f"strategy_options: unknown strategy {name!r}")
+            allowed = get_strategy(name).options
+            for key in given:
+                if key not in allowed:
+                    raise ConfigError(f"strategy_options: {name} has no option {key!r}; its options: "
+                                      f"{', '.join(allowed) or 'none'}")
+        del chosen
         positive = {
             "trials": self.trials,
             "samples": self.samples,
@@ -190,8 +197,10 @@ class RunConfig:
             raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {self.executor!r}")
         if self.executor == "ray" and not _installed("ray"):
             raise ConfigError(f"executor 'ray' needs Ray, which is not installed: {RAY_INSTALL_HINT}")
-        if self.sandbox not in ("docker", "process"):
-            raise ConfigError(f"sandbox must be 'docker' or 'process', got {self.sandbox!r}")
+        from sandbox.registry import backend_names
+
+        if self.sandbox not in backend_names():
+            raise ConfigError(f"sandbox must be one of {', '.join(backend_names())}, got {self.sandbox!r}")
         if (
             self.sandbox == "process"
             and self.model.split(":", 1)[0] in ("anthropic", "openai")
@@ -205,17 +214,27 @@ class RunConfig:
             )
         return self
 
+    def recalling_strategies(self) -> tuple[str, ...]:
+        """The run's strategies that recall lessons from other tasks."""
+        from harness.strategies import traits_of
+
+        return tuple(s for s in self.strategies if (t := traits_of(s)) is not None and t.recalls)
+
     def _validate_recall(self) -> None:
-        recalling = [s for s in self.strategies if s in RECALLING]
+        from harness.strategies import groups, traits_of
+
+        recalling = list(self.recalling_strategies())
         if recalling and not self.recall_from:
             raise ConfigError(
                 f"strategy {recalling[0]!r} recalls lessons from other tasks: name their frozen source with "
                 "--recall-from RUN_DIR (an earlier run folder) or --recall-from namespace:NAME"
             )
         if self.recall_from and not recalling:
+            pairs = [f"{g} ({'+'.join(m)})" for g, m in groups().items()
+                     if any(traits_of(x) and traits_of(x).recalls for x in m)]
             raise ConfigError(
-                f"recall_from is set but no strategy of {self.strategy!r} recalls; use --strategy recall "
-                "(reflexion with and without recall) or reflexion+recall"
+                f"recall_from is set but no strategy of {self.strategy!r} recalls; use one that does: "
+                + ", ".join(pairs)
             )
         for name in ("recall_k", "recall_max_chars"):
             value = getattr(self, name)
@@ -226,7 +245,7 @@ class RunConfig:
         if self.recall_scope not in SCOPES:
             raise ConfigError(f"recall_scope must be one of {', '.join(SCOPES)}, got {self.recall_scope!r}")
         if recalling and self.executor == "ray":
-            raise ConfigError("recall (reflexion+recall) runs on the local executor only for now; drop --executor ray")
+            raise ConfigError(f"recall ({recalling[0]}) runs on the local executor only; drop --executor ray")
 
     def replace(self, **changes: Any) -> "RunConfig":
         return dataclasses.replace(self, **changes)
@@ -307,6 +326,8 @@ def _coerce(name: str, value: Any, source: str) -> Any:
             if isinstance(value, str):
                 value = [v.strip() for v in value.split(",") if v.strip()]
             return tuple(str(v) for v in value)
+        if name == "strategy_options":
+            return {str(n): {str(k): v for k, v in opts.items()} for n, opts in value.items()}
         if name == "prices":
             return {str(m): {str(k): float(v) for k, v in p.items()} for m, p in value.items()}
         return value

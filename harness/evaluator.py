@@ -11,9 +11,10 @@ from __future__ import annotations
 import ast
 import threading
 import time
-from dataclasses import dataclass
 from typing import Sequence
 
+from harness.kinds import kind_of
+from harness.kinds.base import Evaluation, IoFailure, cut, feedback_line  # noqa: F401  (re-exported)
 from harness.parsing import try_parse
 from harness.prompting import Prompts
 from harness.rundata import TestRecord
@@ -36,63 +37,10 @@ DOMAINS = (AGENT, HIDDEN)
 # the agent anyway (there the first failed assert ends a test, as in one interpreter).
 BLIND_DOMAINS = tuple(domain for domain in DOMAINS if domain != AGENT)
 
-MAX_FEEDBACK_LINE = 300
-# An io test's input, expected output and printed output in feedback: at most this many
-# lines and characters each (the start, then how much more there was).
-IO_FEEDBACK_LINES = 12
-IO_FEEDBACK_CHARS = 600
-
-
-@dataclass(frozen=True)
-class IoFailure:
-    """What feedback shows of an io test that did not pass."""
-
-    input: str
-    expected: str
-    printed: str
-    status: str
-    detail: str
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    records: list[TestRecord]
-    passed: bool  # every test passed (vacuously true for no tests)
-    seconds: float
-    io_failures: tuple[IoFailure, ...] = ()  # io tests only: in the order of the records
-
-
-def cut(text: str, lines: int = IO_FEEDBACK_LINES, chars: int = IO_FEEDBACK_CHARS) -> str:
-    """The start of `text`, at most `lines` lines and `chars` characters, with a note of
-    what was left out; trailing newlines kept out of the way of the note."""
-    body = text.rstrip("\n")
-    kept = body.split("\n")[:lines]
-    short = "\n".join(kept)
-    if len(short) > chars:
-        short = short[:chars]
-    left_lines = body.count("\n") + 1 - len(short.split("\n")) if body else 0
-    left_chars = len(body) - len(short)
-    if left_chars <= 0:
-        return short
-    more = f"{left_lines} more lines" if left_lines > 0 else f"{left_chars} more characters"
-    return f"{short}\n... ({more})"
 
 
 def _to_records(outcomes: Sequence[TestOutcome]) -> list[TestRecord]:
     return [TestRecord(o.test, o.status, o.detail) for o in outcomes]
-
-
-def _feedback_line(rec: TestRecord) -> str:
-    if rec.status == "timeout":
-        line = f"{rec.test}  # timed out"
-    elif rec.detail.startswith("assert"):
-        line = rec.detail  # e.g. "assert add(1, 2) == 4  # got 3"
-    elif rec.detail:
-        line = f"{rec.test}  # {rec.detail}"
-    else:
-        line = f"{rec.test}  # failed"
-    return line if len(line) <= MAX_FEEDBACK_LINE else line[: MAX_FEEDBACK_LINE - 3] + "..."
-
 
 def grading_prelude(prompt: str, entry_point: str) -> str:
     """The task's own code the test may rely on: the prompt without the entry point.
@@ -140,8 +88,11 @@ class Evaluator:
             raise ValueError(f"Evaluator.run: domain must be one of {DOMAINS}, got {domain!r}")
         if not tests:
             return Evaluation([], True, 0.0)
-        if task.kind == "io":
-            return self._run_io(program, tests, task, timeout_s, domain)
+        return kind_of(task.kind).run(self, program, tests, task, timeout_s, domain)
+
+    def run_asserts(self, program: str, tests: Sequence[str], task: Task, timeout_s: float | None,
+                    domain: str) -> Evaluation:
+        """A function task's job: asserts against the program's entry point."""
         start = time.perf_counter()
         request = RunRequest(
             program, list(tests), timeout_s or self.timeout_s,
@@ -151,8 +102,9 @@ class Evaluator:
         records = _to_records(outcomes)
         return Evaluation(records, all(r.status == "passed" for r in records), time.perf_counter() - start)
 
-    def _run_io(self, program: str, tests: Sequence[IoTest], task: Task, timeout_s: float | None,
-                domain: str) -> Evaluation:
+    def run_io(self, program: str, tests: Sequence[IoTest], task: Task, timeout_s: float | None,
+               domain: str) -> Evaluation:
+        """An io task's job: the program run whole on each input, its output compared."""
         start = time.perf_counter()
         cases = [IoCase(t.input, t.output, label=t.label()) for t in tests]
         request = RunRequest(program, cases, timeout_s or self.timeout_s, compare=task.compare, domain=domain,
@@ -168,27 +120,4 @@ class Evaluator:
 
     def feedback(self, evaluation: Evaluation | None, *, error: str | None = None, kind: str = "function") -> str:
         """The text the Actor and Self-Reflection see about an implementation's tests."""
-        if kind == "io":
-            return self._io_feedback(evaluation, error)
-        if error is not None or evaluation is None:
-            return self.prompts.render("feedback", error=error or "no evaluation", passed=[], failed=[])
-        passed = [r.test for r in evaluation.records if r.status == "passed"]
-        failed = [_feedback_line(r) for r in evaluation.records if r.status != "passed"]
-        return self.prompts.render("feedback", error=None, passed=passed, failed=failed)
-
-    def _io_feedback(self, evaluation: Evaluation | None, error: str | None) -> str:
-        if error is not None or evaluation is None:
-            return self.prompts.render("feedback_io", error=error or "no evaluation", passed=0, failed=[])
-        failed = [
-            {
-                "input": cut(f.input),
-                "expected": cut(f.expected),
-                "printed": cut(f.printed) if f.printed.strip() else "",
-                "status": f.status,
-                "detail": f.detail if f.status != "error" else "",
-                "error": cut(f.detail, lines=8, chars=900) if f.status == "error" else "",
-            }
-            for f in evaluation.io_failures
-        ]
-        passed = sum(r.status == "passed" for r in evaluation.records)
-        return self.prompts.render("feedback_io", error=None, passed=passed, failed=failed)
+        return kind_of(kind).feedback(self.prompts, evaluation, error)

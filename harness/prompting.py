@@ -27,13 +27,6 @@ TEMPLATE_NAMES = (
     "reflection_system_io", "reflection_io",
     "feedback_io",
 )
-# The templates that exist per task kind: `<name>` for function tasks, `<name>_io` for io.
-KIND_SUFFIX = {"function": "", "io": "_io"}
-
-
-def for_kind(name: str, kind: str) -> str:
-    """The template a role uses for a task of this kind (actor_task -> actor_task_io)."""
-    return name + KIND_SUFFIX[kind]
 
 # The variables each template receives (documented in harness/prompts/README.md),
 # with sample values: `Prompts.check` renders every template with them at start-up.

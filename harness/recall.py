@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from harness.config import RECALLING, SCOPES  # noqa: F401  (every setting's values live in config)
+from harness.config import SCOPES  # noqa: F401  (every setting's values live in config)
 from harness.tasks.base import Task, TaskSet
 
 if TYPE_CHECKING:
@@ -377,7 +377,7 @@ def describe(config: "RunConfig", pool: FrozenPool, *, pool_digest: str) -> dict
     except Exception:  # noqa: BLE001 - a version is a nicety here
         bm25s_version = None
     return {
-        "strategies": [s for s in config.strategies if s in RECALLING],
+        "strategies": list(config.recalling_strategies()),
         "source": pool.source,
         "source_kind": pool.source_kind,
         "source_digest": pool.source_digest,

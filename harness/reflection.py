@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from harness.calls import CallSettings, Meter, call
 from harness.models.base import ChatModel, Message
-from harness.prompting import Prompts, for_kind
+from harness.kinds import kind_of
+from harness.prompting import Prompts
 from harness.tasks.base import Task
 
 MAX_LESSON_CHARS = 800
@@ -31,9 +32,9 @@ def reflect(
     completion = call(
         model,
         meter,
-        [Message("user", prompts.render(for_kind("reflection", task.kind), prompt=task.prompt, code=code, feedback=feedback))],
-        system=prompts.render(for_kind("reflection_system", task.kind)),
+        [Message("user", prompts.render(kind_of(task.kind).template("reflection"), prompt=task.prompt, code=code, feedback=feedback))],
+        system=prompts.render(kind_of(task.kind).template("reflection_system")),
         max_tokens=max_tokens,
-        settings=settings,
+        settings=settings, role="reflection",
     )
     return clean_lesson(completion.text)

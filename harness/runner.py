@@ -29,7 +29,7 @@ from harness import __version__
 from harness.config import RunConfig
 from harness.executors.local import ExecutorFactory, run_local, thread_pool
 from harness.hostinfo import available_cores
-from harness.loop import Stopped
+from harness.core import Stopped
 from harness.memory import MemoryStore
 from harness.models.base import ChatModel
 from harness.prompting import Prompts

@@ -1,6 +1,7 @@
 """A unit of work: one attempt of one task under one strategy, and how it runs.
 
-A unit is (task, strategy, attempt). To run, it needs what a `Workbench` holds: the
+A unit is (task, strategy, attempt); the strategy is found by name in the registry
+(harness/strategies/). To run, it needs what a `Workbench` holds: the
 model, the sandbox pool, the prompt set, and the run's long-term memory; together they
 make the loop's context. Every executor (the local thread pool, each Ray node) opens a
 Workbench the same way (`open_workbench`) and runs each unit through `run_unit`, which
@@ -16,10 +17,10 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, Sequence
 
 from harness.evaluator import BLIND_DOMAINS, DOMAINS, Evaluator
-from harness.loop import AttemptIncomplete, LoopContext, LoopSettings, Stopped, lesson_of, run_attempt
+from harness.core import AttemptContext, AttemptIncomplete, LoopSettings, Stopped, lessons_of
 from harness.models.base import ChatModel, ModelSettings, Price
 from harness.prompting import Prompts
 from harness.rundata import TrialRecord
@@ -119,12 +120,12 @@ class Workbench:
     opened_s: dict[str, float] = field(default_factory=dict)  # model "load_s", "sandbox_start_s"
 
     def context(self, config: "RunConfig", run_id: str, memory: "MemoryStore | Any",
-                stop: threading.Event, recall: "Recall | None" = None) -> LoopContext:
+                stop: threading.Event, recall: "Recall | None" = None) -> AttemptContext:
         """The loop's context for this run's units; `memory` is a MemoryStore or a proxy
         with its interface (Ray's RemoteMemory); `recall` the run's frozen pool, if any."""
         evaluator = Evaluator(self.sandbox, self.prompts, timeout_s=config.test_timeout_s)
-        return LoopContext(run_id, self.model, self.prompts, evaluator, memory, LoopSettings.from_config(config),
-                           stop, recall)
+        return AttemptContext(run_id, self.model, self.prompts, evaluator, memory, LoopSettings.from_config(config),
+                              stop, recall)
 
     def identities(self) -> dict[str, dict[str, Any]]:
         return {"model_identity": describe_model(self.model), "sandbox_identity": describe_sandbox(self.sandbox)}
@@ -152,7 +153,18 @@ def open_workbench(config: "RunConfig", prompts: Prompts, **settings: Any) -> Wo
     return Workbench(model, sandbox, prompts, opened_s)
 
 
-def run_unit(ctx: LoopContext, unit: Unit, done: Sequence[TrialRecord], store: Store) -> UnitFailure | None:
+def run_attempt(ctx: AttemptContext, task: Task, strategy: str, attempt: int,
+                done: Sequence[TrialRecord] = ()) -> Iterator[TrialRecord]:
+    """The strategy's records for one attempt, from after `done` (an interrupted run's)."""
+    from harness.strategies import get_strategy
+
+    done = sorted(done, key=lambda r: r.trial)
+    if done and done[-1].final:
+        return
+    yield from get_strategy(strategy).run_attempt(ctx, task, attempt, done)
+
+
+def run_unit(ctx: AttemptContext, unit: Unit, done: Sequence[TrialRecord], store: Store) -> UnitFailure | None:
     """Runs one attempt from after `done`, storing each trial's record before the next.
 
     A model error that outlived the retries, or any exception of the unit's own, ends
@@ -179,5 +191,5 @@ def restore_lessons(memory: Any, records: Sequence[TrialRecord], model: str, tas
     """Puts back the lessons of recorded trials (idempotent): a kill may fall between
     a trial's record and its lesson."""
     for rec in records:
-        if rec.lesson:
-            memory.add(lesson_of(rec, model, task_set))
+        for lesson in lessons_of(rec, model, task_set):
+            memory.add(lesson)

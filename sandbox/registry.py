@@ -1,9 +1,12 @@
-"""Sandbox backends by name, imported lazily."""
+"""Sandbox backends by name, imported lazily: the two built in, and those other
+packages add through the entry point group `reflexion_harness.sandboxes` (name ->
+`module:factory`, a factory taking a SandboxConfig and returning a Sandbox)."""
 from __future__ import annotations
 
 import importlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from importlib import metadata
 
 from sandbox.base import RunRequest, Sandbox, SandboxConfig, SandboxUnavailable
 
@@ -14,16 +17,29 @@ _BACKENDS: dict[str, str] = {
 }
 
 
+ENTRY_POINT_GROUP = "reflexion_harness.sandboxes"
+
+
+def _backends() -> dict[str, str]:
+    found = dict(_BACKENDS)
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in found and found[ep.name] != ep.value:
+            raise ValueError(f"sandbox {ep.name!r} is defined twice: {found[ep.name]} and the entry point {ep.value}")
+        found[ep.name] = ep.value
+    return found
+
+
 def backend_names() -> list[str]:
-    return sorted(_BACKENDS)
+    return sorted(_backends())
 
 
 def open_sandbox(config: SandboxConfig) -> Sandbox:
+    backends = _backends()
     try:
-        target = _BACKENDS[config.backend]
+        target = backends[config.backend]
     except KeyError:
         raise ValueError(
-            f"unknown sandbox {config.backend!r}; choose one of: {', '.join(backend_names())}"
+            f"unknown sandbox {config.backend!r}; choose one of: {', '.join(sorted(backends))}"
         ) from None
     module_name, _, attr = target.partition(":")
     factory = getattr(importlib.import_module(module_name), attr)

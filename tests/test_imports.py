@@ -117,10 +117,23 @@ RULES = [
     ("the driver and its executors are below the CLI", DRIVER, (*CLI, *RENDERERS)),
     ("executors and units are below the runner", ("harness.executors", "harness.units"), ("harness.runner",)),
     ("units are below the executors", ("harness.units",), ("harness.executors",)),
-    ("the loop and its steps are below the driver",
-     ("harness.loop", "harness.actor", "harness.testgen", "harness.reflection", "harness.evaluator", "harness.memory"),
-     (*DRIVER, *CLI, *RENDERERS)),
+    ("the core and its steps are below the driver and know no strategy",
+     ("harness.core", "harness.actor", "harness.testgen", "harness.reflection", "harness.evaluator", "harness.memory",
+      "harness.kinds", "harness.calls"),
+     ("harness.strategies", *DRIVER, *CLI, *RENDERERS)),
+    ("strategies are below the driver", ("harness.strategies",), (*DRIVER, *CLI, *RENDERERS)),
 ]
+REGISTRY = ("harness.strategies", "harness.strategies.base", "harness.strategies.registry")
+
+
+def test_run_data_the_report_and_the_view_reach_strategies_only_through_the_registry():
+    graph = import_graph()
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items() if _in(module, ("harness.rundata", *RENDERERS, *CLI))
+        for target in targets if _in(target, ("harness.strategies",)) and target not in REGISTRY
+    )
+    assert wrong == []
 
 
 def test_no_import_circle_in_the_packages():

@@ -10,10 +10,19 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli import UsageError, terminal_safe
-from harness.config import STRATEGY_CHOICES, ConfigError, RunConfig
+from harness.config import ConfigError, RunConfig
 
 # Settings a resumed run may change: how it runs, not what it measures.
 RESUMABLE_OVERRIDES = ("workers", "sandbox", "sandbox_workers", "cache", "report", "executor", "ray_address")
+
+
+def strategy_help() -> str:
+    """Every registered strategy and group, from the registry."""
+    from harness.strategies import groups, strategy_names, traits_of
+
+    names = "; ".join(f"{n}: {traits_of(n).description}" for n in strategy_names())  # type: ignore[union-attr]
+    grouped = "; ".join(f"{g} = {'+'.join(m)}" for g, m in groups().items())
+    return f"a strategy, a group or a comma list. Strategies: {names}. Groups: {grouped}"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     a = p.add_argument
     a("--config", type=Path, metavar="FILE", help="TOML file of settings (top level or a [run] table)")
     a("--tasks", metavar="SPEC", help=f"task set: builtin, humaneval, mbpp[:full][:with-example], hf:<dataset>[:<config>][:<split>], jsonl:<path> or a path (default {d.tasks})")
-    a("--strategy", choices=list(STRATEGY_CHOICES), help=f"reflexion, baseline, feedback (retry with test feedback, no reflection), resample (independent samples checked by the agent's own tests, no feedback), both = reflexion+baseline, all = the four (default {d.strategy})")
+    a("--strategy", metavar="NAME[,NAME...]", help=f"{strategy_help()} (default {d.strategy})")
+    a("--strategy-option", action="append", metavar="NAME.KEY=VALUE", dest="strategy_options",
+      help="a strategy's own setting, e.g. lats.width=3 (repeatable; see docs/strategies.md)")
     a("--model", metavar="SPEC", help=f"local[:<gguf>], anthropic:<model>, openai:<model>@<base-url>, scripted:<file> (default {d.model})")
     a("--trials", type=int, metavar="N", help=f"max trials per attempt (default {d.trials})")
     a("--samples", type=int, metavar="N", help=f"independent attempts per task and strategy (default {d.samples})")
@@ -49,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--reproducible", action="store_const", const=True, help="local model: one slot and no prompt reuse, so every answer depends on its request alone (bitwise the same run to run, without the cache; slower)")
     a("--executor", choices=["local", "ray"], help="local: a thread pool in this process (default); ray: units run across a Ray cluster's nodes (pip install 'reflexion-harness[ray]')")
     a("--ray-address", metavar="ADDR", help="with --executor ray: the cluster to join, e.g. 10.0.0.5:6379 or auto (default: RAY_ADDRESS, else a local Ray instance)")
-    a("--sandbox", choices=["docker", "process"], help="docker (default) or process: UNSAFE, model code runs on this host without isolation")
+    a("--sandbox", metavar="NAME", help="docker (default), process (UNSAFE: model code runs on this host without isolation), or a plug-in's sandbox")
     a("--sandbox-workers", type=int, metavar="N", help="tests graded at once; containers per sandbox domain (default: CPU cores)")
     a("--allow-process-sandbox-with-api", action="store_const", const=True,
       help="accept --sandbox process with an anthropic: or openai: model (model code could read your API keys)")
@@ -87,8 +98,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _flag_values(args: argparse.Namespace) -> dict[str, Any]:
-    skip = {"command", "func", "config", "resume", "resume_changed", "view"}
-    return {k: v for k, v in vars(args).items() if k not in skip and v is not None}
+    skip = {"command", "func", "config", "resume", "resume_changed", "view", "strategy_options"}
+    values = {k: v for k, v in vars(args).items() if k not in skip and v is not None}
+    if args.strategy_options:
+        options: dict[str, dict[str, str]] = {}
+        for item in args.strategy_options:
+            name_key, sep, value = item.partition("=")
+            name, dot, key = name_key.rpartition(".")
+            if not (sep and dot and name and key):
+                raise UsageError(f"--strategy-option {item!r}: expected NAME.KEY=VALUE, e.g. lats.width=3")
+            options.setdefault(name, {})[key] = value
+        values["strategy_options"] = options
+    return values
 
 
 def build_config(args: argparse.Namespace) -> RunConfig:

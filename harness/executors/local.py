@@ -10,7 +10,7 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from typing import Callable, Sequence
 
-from harness.loop import LoopContext, Stopped
+from harness.core import AttemptContext, Stopped
 from harness.rundata import TrialRecord
 from harness.units import Store, Unit, UnitFailure, UnitKey, run_unit
 
@@ -22,7 +22,7 @@ def thread_pool(workers: int) -> Executor:
 
 
 def run_local(
-    ctx: LoopContext,
+    ctx: AttemptContext,
     units: Sequence[Unit],
     written: dict[UnitKey, list[TrialRecord]],
     store: Store,

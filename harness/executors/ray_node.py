@@ -23,7 +23,7 @@ import ray
 from harness.config import RunConfig
 from harness.executors.ray_services import ClusterLimiter, RemoteMemory
 from harness.hostinfo import available_cores
-from harness.loop import LoopContext, Stopped
+from harness.core import AttemptContext, Stopped
 from harness.prompting import Prompts
 from harness.rundata import TrialRecord
 from harness.tasks.base import Task
@@ -62,7 +62,7 @@ class NodeWorker:
         self._stop = threading.Event()
         self._collector = services.collector
         self._workbench: Workbench | None = None
-        self._ctx: LoopContext | None = None
+        self._ctx: AttemptContext | None = None
         self._error: str | None = None
         self._units = 0
         self._prompt_dir: tempfile.TemporaryDirectory | None = None

@@ -11,11 +11,9 @@ from matplotlib.figure import Figure
 
 import pandas as pd
 
-from harness.rundata.frames import BASELINE
+from harness.rundata.roles import is_reference, plot_style
 
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
-_STRATEGY_STYLE = {"reflexion": ("-", "o"), "feedback": ("-.", "^"), "resample": ((0, (5, 1, 1, 1, 1, 1)), "v"),
-                   BASELINE: ("--", "s")}
 _ORACLE_COLOR = "#888888"
 
 
@@ -23,7 +21,7 @@ def _style(run: str, strategy: str, runs: list[str], strategies: list[str]) -> t
     """(color, linestyle, marker): one colour per strategy for one run; with several
     runs one colour per run and one line style per strategy."""
     color = _COLORS[(runs.index(run) if len(runs) > 1 else strategies.index(strategy)) % len(_COLORS)]
-    line, marker = _STRATEGY_STYLE.get(strategy, (":", "d"))
+    line, marker = plot_style(strategy)
     return color, line, marker
 
 
@@ -64,7 +62,7 @@ def pass1_by_trial_svg(table: pd.DataFrame, salt: str = "") -> str:
     for (run, strategy), g in (table.groupby(["run", "strategy"], sort=False) if not table.empty else []):
         color, line, marker = _style(run, strategy, runs, strategies)
         label = _label(run, strategy, many)
-        if strategy == BASELINE:
+        if is_reference(strategy):
             last = g.iloc[-1]
             ax.axhline(float(last["pass"]), color=color, linestyle=line, linewidth=1.5, label=f"{label} pass@1")
             if pd.notna(last["ci_low"]) and pd.notna(last["ci_high"]):
@@ -100,8 +98,8 @@ def compute_svg(curve: pd.DataFrame, salt: str = "") -> str:
         agent = g[kind == "agent"]
         for ax, x in zip(axes, ("calls", "tokens")):
             ax.plot(agent[x], agent["pass"], linestyle=style, marker=marker, color=color,
-                    label=label + (" pass@1 (one sample)" if strategy == BASELINE else " pass@1 at trial t"))
-            if strategy == BASELINE and (kind == "oracle").any():
+                    label=label + (" pass@1 (one sample)" if is_reference(strategy) else " pass@1 at trial t"))
+            if is_reference(strategy) and (kind == "oracle").any():
                 # from k=1 on, so the oracle line starts at the baseline's own point
                 ax.plot(g[x], g["pass"], linestyle=":", marker=".", color=_ORACLE_COLOR if not many else color,
                         label=label + " best of k by hidden tests (oracle, upper bound)")

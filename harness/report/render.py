@@ -329,7 +329,7 @@ def recall_line(header: dict[str, Any]) -> str:
     ranking = rec.get("ranking") or {}
     left = (rec.get("hygiene") or {}).get("excluded") or {}
     left_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(left.items()) if k != "source_lessons" and v)
-    return (f"{', '.join(rec.get('strategies') or ['reflexion+recall'])}: up to K={rec.get('k')} lessons from other "
+    return (f"{', '.join(rec.get('strategies') or ['recall'])}: up to K={rec.get('k')} lessons from other "
             f"tasks per trial, scope {rec.get('scope')}, ranked by {ranking.get('ranker', '?')} "
             f"({ranking.get('library', '?')} {ranking.get('version') or ''}) on {ranking.get('query', '?')}; "
             f"frozen at start from {rec.get('source')} ({rec.get('pool_lessons')} lessons, source digest "

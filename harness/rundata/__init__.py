@@ -5,12 +5,12 @@ Knows nothing of the CLI, the report or the view; they all render what it comput
 from harness.rundata.folder import FolderError, RunFolder, TrialLog, append_error, load, read_errors, read_run_header, \
     read_trials, write_json
 from harness.rundata.records import (
-    READABLE_SCHEMAS, SCHEMA_VERSION, STRATEGIES, ErrorRecord, RecordError, RunHeader, TestRecord, TrialKey,
+    READABLE_SCHEMAS, SCHEMA_VERSION, ErrorRecord, RecordError, RunHeader, TestRecord, TrialKey,
     TrialRecord,
 )
 
 __all__ = [
     "FolderError", "RunFolder", "TrialLog", "append_error", "load", "read_errors", "read_run_header", "read_trials",
-    "write_json", "READABLE_SCHEMAS", "SCHEMA_VERSION", "STRATEGIES", "ErrorRecord", "RecordError", "RunHeader",
+    "write_json", "READABLE_SCHEMAS", "SCHEMA_VERSION", "ErrorRecord", "RecordError", "RunHeader",
     "TestRecord", "TrialKey", "TrialRecord",
 ]

@@ -17,7 +17,6 @@ import pandas as pd
 
 from harness.rundata.records import ErrorRecord, TrialRecord
 
-BASELINE = "baseline"
 KEYS = ["task_id", "strategy", "attempt"]
 
 # Columns kept per trial (error text kept short: pages filter on it, never print it).

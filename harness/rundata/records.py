@@ -11,8 +11,14 @@ Schemas of trials.jsonl lines (`TrialRecord.schema`):
    (and that call's cost); model errors write no record (see errors.jsonl);
    oracle_feedback and temperature_used added.
 
-Fields added since with defaults (no new schema number: old readers ignore them):
-`recalled` (lessons recalled from other tasks), `task_kind` (function | io).
+   Fields added later with defaults: `recalled` (lessons recalled from other tasks),
+   `task_kind` (function | io).
+3. a fixed core plus `events`, the strategy-owned part (harness/rundata/events.py):
+   every model call with the exact messages sent, the tests written, test runs,
+   lessons, recalls, tool calls, tree nodes. The fields of schema 2 that belonged to
+   one strategy or one task kind (`lesson`, `memory_shown`, `recalled`, `testgen`,
+   `internal_io_tests`) are events now; lines of schemas 1 and 2 are read into
+   records whose events are made from those fields, and keep their schema number.
 """
 from __future__ import annotations
 
@@ -21,10 +27,11 @@ from typing import Any
 
 import msgspec
 
-SCHEMA_VERSION = 2
-READABLE_SCHEMAS = (1, 2)
+from harness.rundata.events import Event, LessonWritten, MemoryShown, ModelCall, Recalled, TestsWritten, first, of_type
+
+SCHEMA_VERSION = 3
+READABLE_SCHEMAS = (1, 2, 3)
 ERRORS_SCHEMA = 1
-STRATEGIES = ("reflexion", "reflexion+recall", "feedback", "resample", "baseline")
 
 TrialKey = tuple[str, str, int, int]  # (task_id, strategy, attempt, trial)
 AttemptKey = tuple[str, str, int]  # (task_id, strategy, attempt)
@@ -41,7 +48,7 @@ class TestRecord(msgspec.Struct, frozen=True):
 
 
 class TrialRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """One finished trial: Actor -> Evaluator (-> Self-Reflection), plus its scoring.
+    """One finished trial of an attempt: its fixed core, and the events its strategy appended.
 
     attempt and trial count from 1. `final` marks the attempt's submitted
     implementation (its last trial); pass@k and pass@1 use final trials only.
@@ -53,26 +60,20 @@ class TrialRecord(msgspec.Struct, frozen=True, kw_only=True):
     attempt: int
     trial: int
     final: bool
-    stop_reason: str | None  # internal_pass | budget | no_internal_tests | single_sample; None if not final
-    code: str  # the implementation extracted from the Actor's answer
-    raw_output: str  # the Actor's answer as the model wrote it
-    internal_tests: list[str] = []  # the attempt's own tests
+    # internal_pass | budget | no_internal_tests | single_sample | submitted | max_turns | ...
+    # (a strategy may add its own); None if not final
+    stop_reason: str | None
+    code: str  # the implementation submitted at this trial (extracted from the answer)
+    raw_output: str  # the answer the code was taken from, as the model wrote it
+    internal_tests: list[str] = []  # labels of the attempt's own tests (the events hold the tests)
     internal_results: list[TestRecord] = []
     internal_passed: bool | None = None  # None when the strategy writes no tests
     hidden_results: list[TestRecord] = []
     hidden_passed: bool = False  # measurement only: never reaches a prompt or a decision
-    feedback: str = ""  # this trial's internal-test feedback (the Actor sees it next trial)
-    # The lesson written at the start of this trial about the previous trial's failure
-    # (None at trial 1); its call counts in this trial's tokens, calls and cost.
-    lesson: str | None = None
-    memory_shown: list[str] = []  # lessons in this trial's prompt
-    # reflexion+recall: lessons from other tasks in this trial's prompt, best first:
-    # {lesson, source_task, source_run, score (BM25), rank, id (in the run's recall pool)}
-    recalled: list[dict[str, Any]] = []
-    testgen: dict[str, Any] | None = None  # trial 1: {"raw_output", "kept", "dropped"}
-    error: str | None = None  # why the Actor's answer held no usable code
+    feedback: str = ""  # this trial's internal-test feedback, as a prompt would show it
+    error: str | None = None  # why the answer held no usable code
     oracle_feedback: bool = False  # the ablation: internal tests were the hidden tests
-    temperature_used: float | None = None  # the Actor's sampling temperature; None = the model's own default
+    temperature_used: float | None = None  # the code's sampling temperature; None = the model's own default
     model_calls: int = 0  # calls the strategy made (cache hits included: compute asked for)
     cached_calls: int = 0  # of which served from the response cache (no model ran)
     input_tokens: int = 0
@@ -88,14 +89,60 @@ class TrialRecord(msgspec.Struct, frozen=True, kw_only=True):
     # the internal tests run against the task's reference solution, when checked
     internal_reference: list[TestRecord] | None = None
     task_kind: str = "function"  # function | io
-    # io tasks: the internal tests themselves ({"input", "output"}); `internal_tests`
-    # holds their labels ("stdin: ..."), as the results name them
-    internal_io_tests: list[dict[str, str]] = []
+    language: str = "python"
+    events: list[Event] = []  # the strategy-owned part, in the order things happened
     schema: int = SCHEMA_VERSION
 
     @property
     def key(self) -> TrialKey:
         return (self.task_id, self.strategy, self.attempt, self.trial)
+
+    # --- what the events say, for readers that want one thing -------------------------
+    @property
+    def lessons(self) -> list[LessonWritten]:
+        return of_type(self.events, LessonWritten)
+
+    @property
+    def lesson(self) -> str | None:
+        """The lesson this trial wrote (the last, if several), or None."""
+        found = self.lessons
+        return found[-1].text if found else None
+
+    @property
+    def memory_shown(self) -> list[str]:
+        shown = first(self.events, MemoryShown)
+        return list(shown.lessons) if shown else []
+
+    @property
+    def recalled(self) -> list[dict[str, Any]]:
+        found = first(self.events, Recalled)
+        return list(found.items) if found else []
+
+    @property
+    def tests_written(self) -> TestsWritten | None:
+        return first(self.events, TestsWritten)
+
+    @property
+    def testgen(self) -> dict[str, Any] | None:
+        """The test writer's summary as the report shows it (None: no tests written here)."""
+        written = self.tests_written
+        if written is None:
+            return None
+        if written.source == "oracle":
+            return {"oracle_feedback": True, "kept": written.kept}
+        if written.source == "public_examples":
+            return {"from_public_examples": True, "kept": written.kept}
+        return {"raw_output": written.raw_output, "kept": written.kept,
+                **{f"dropped_{k}": v for k, v in written.dropped.items()}}
+
+    @property
+    def internal_io_tests(self) -> list[dict[str, str]]:
+        written = self.tests_written
+        return list(written.io_tests) if written else []
+
+    @property
+    def model_call_events(self) -> list[ModelCall]:
+        return of_type(self.events, ModelCall)
 
     def to_json(self) -> str:
         return encode_line(self)
@@ -104,6 +151,38 @@ class TrialRecord(msgspec.Struct, frozen=True, kw_only=True):
     def from_dict(cls, row: dict[str, Any]) -> "TrialRecord":
         """A record from a decoded line (unknown keys ignored); RecordError if unreadable."""
         return decode_trial(json.dumps(row, ensure_ascii=False))
+
+
+class _LegacyFields(msgspec.Struct, kw_only=True):
+    """The fields of schemas 1 and 2 that are events in schema 3."""
+
+    lesson: str | None = None
+    memory_shown: list[str] = []
+    recalled: list[dict[str, Any]] = []
+    testgen: dict[str, Any] | None = None
+    internal_io_tests: list[dict[str, str]] = []
+
+
+def _legacy_events(rec: TrialRecord, old: _LegacyFields) -> list[Any]:
+    events: list[Any] = []
+    if old.testgen is not None:
+        tg = old.testgen
+        source = "oracle" if tg.get("oracle_feedback") else "public_examples" if tg.get("from_public_examples") else "model"
+        dropped = {k[len("dropped_"):]: int(v) for k, v in tg.items() if k.startswith("dropped_") and isinstance(v, int)}
+        events.append(TestsWritten(source=source, tests=list(rec.internal_tests), io_tests=list(old.internal_io_tests),
+                                   raw_output=str(tg.get("raw_output") or ""), kept=int(tg.get("kept") or 0),
+                                   dropped=dropped))
+    elif old.internal_io_tests:
+        events.append(TestsWritten(tests=list(rec.internal_tests), io_tests=list(old.internal_io_tests),
+                                   kept=len(old.internal_io_tests)))
+    if old.recalled:
+        events.append(Recalled(items=[x for x in old.recalled if isinstance(x, dict)]))
+    if old.lesson:
+        # schema 1 kept a lesson on the trial it was about; schema 2 on the next trial
+        events.append(LessonWritten(text=old.lesson, about_trial=rec.trial if rec.schema < 2 else rec.trial - 1))
+    if old.memory_shown:
+        events.append(MemoryShown(lessons=list(old.memory_shown)))
+    return events
 
 
 class ErrorRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -164,6 +243,7 @@ class RunHeader(msgspec.Struct, frozen=True, kw_only=True):
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
 _TRIAL = msgspec.json.Decoder(TrialRecord)
+_LEGACY = msgspec.json.Decoder(_LegacyFields)
 _ERROR = msgspec.json.Decoder(ErrorRecord)
 
 
@@ -179,9 +259,17 @@ def encode_line(record: msgspec.Struct) -> str:
         return json.dumps(msgspec.to_builtins(record), ensure_ascii=False, sort_keys=True)
 
 
-def _check_schema(rec: TrialRecord) -> TrialRecord:
+def _check_schema(rec: TrialRecord, raw: bytes | str | None = None, row: dict[str, Any] | None = None) -> TrialRecord:
     if rec.schema not in READABLE_SCHEMAS:
         raise RecordError(f"unsupported trial record schema {rec.schema!r}")
+    if rec.schema < 3 and not rec.events:
+        try:
+            old = _LEGACY.decode(raw) if row is None else msgspec.convert(row, _LegacyFields, strict=False)
+        except (msgspec.ValidationError, msgspec.DecodeError, TypeError):
+            old = _LegacyFields()
+        events = _legacy_events(rec, old)
+        if events:
+            rec = msgspec.structs.replace(rec, events=events)
     return rec
 
 
@@ -192,7 +280,7 @@ def decode_trial(raw: bytes | str) -> TrialRecord:
     surrogate's escape, a null count, an older or looser type) is read by the json
     module and converted leniently before it is refused."""
     try:
-        return _check_schema(_TRIAL.decode(raw))
+        return _check_schema(_TRIAL.decode(raw), raw)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         first = exc
     try:
@@ -205,12 +293,12 @@ def decode_trial(raw: bytes | str) -> TrialRecord:
         raise RecordError(f"unsupported trial record schema {row.get('schema')!r}")
     row = {k: v for k, v in row.items() if v is not None or k in _NULLABLE}
     try:
-        return _check_schema(msgspec.convert(row, TrialRecord, strict=False))
+        return _check_schema(msgspec.convert(row, TrialRecord, strict=False), row=row)
     except (msgspec.ValidationError, TypeError) as exc:
         raise RecordError(str(exc if isinstance(first, msgspec.DecodeError) else first)) from None
 
 
-_NULLABLE = frozenset(("stop_reason", "internal_passed", "lesson", "testgen", "error", "temperature_used",
+_NULLABLE = frozenset(("stop_reason", "internal_passed", "error", "temperature_used",
                        "cost_usd", "cached_cost_usd", "internal_reference"))
 
 

@@ -15,6 +15,8 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from harness.rundata.events import as_dicts
+from harness.rundata.roles import sees_previous
 from harness.rundata.records import TestRecord, TrialRecord
 
 
@@ -59,8 +61,13 @@ class Step:
     schema: int
     oracle_feedback: bool
     temperature_used: float | None
-    # reflexion+recall: [{lesson, source_task, source_run, score, rank, id}], best first
+    # lessons recalled from other tasks: [{lesson, source_task, source_run, score, rank, id}], best first
     recalled: list[dict[str, Any]] = field(default_factory=list)
+    # every model call of the trial as recorded: role, system, messages sent, the reply
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    # the trial's other events (tool calls, tree nodes, compactions, compiles, test runs,
+    # plug-ins' notes), as plain data in the order they happened; rendered by type
+    events: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def hidden_summary(self) -> str:
@@ -137,6 +144,10 @@ _SPEND = ("model_calls", "cached_calls", "input_tokens", "output_tokens", "cache
           "cache_write_tokens", "cost_usd", "model_s", "sandbox_s", "wall_s")
 
 
+# Events the timeline already shows through its own fields.
+_SHOWN = ("model_call", "tests_written", "lesson", "memory", "recall")
+
+
 def _step(rec: TrialRecord, prev: TrialRecord | None, checked: dict[str, str] | None) -> Step:
     schema = int(rec.schema or 1)
     before = prev.code if prev is not None else None
@@ -153,12 +164,15 @@ def _step(rec: TrialRecord, prev: TrialRecord | None, checked: dict[str, str] | 
         diff=_diff(before, rec.code) if before is not None else [],
         unchanged=before is not None and before.strip() == rec.code.strip(),
         internal=_internal(rec, checked), hidden=_tests(rec.hidden_results),
-        feedback_seen=prev.feedback if prev is not None else "", lessons_seen=list(rec.memory_shown),
+        feedback_seen=prev.feedback if prev is not None and sees_previous(rec.strategy) else "",
+        lessons_seen=list(rec.memory_shown),
         lesson_written=lesson, lesson_about=about, lesson_label=label, testgen=rec.testgen,
         spend={k: getattr(rec, k) for k in _SPEND}, finished_at=rec.finished_at, schema=schema,
         oracle_feedback=rec.oracle_feedback or bool((rec.testgen or {}).get("oracle_feedback", False)),
         temperature_used=rec.temperature_used,
         recalled=[x for x in rec.recalled if isinstance(x, dict)],
+        calls=[e for e in as_dicts(rec.events) if e.get("type") == "model_call"],
+        events=[e for e in as_dicts(rec.events) if e.get("type") not in _SHOWN],
     )
 
 

@@ -1,8 +1,12 @@
-"""Task sources by spec prefix, imported lazily: `load_tasks(spec)`."""
+"""Task sources by spec prefix, imported lazily: `load_tasks(spec)`. Other packages
+add sources through the entry point group `reflexion_harness.tasks` (prefix ->
+`module:Class`, a class whose `load(arg)` returns a TaskSet); a prefix defined twice is
+refused."""
 from __future__ import annotations
 
 import dataclasses
 import importlib
+from importlib import metadata
 from pathlib import Path
 
 from harness.tasks.base import TaskError, TaskSet, TaskSource, require_clean_text, require_hidden_tests
@@ -35,9 +39,26 @@ KNOWN_FORMS = (
 DEFAULT_TASKS = "builtin:quick"
 
 
-def _source(prefix: str) -> TaskSource:
-    module_name, _, attr = _SOURCES[prefix].partition(":")
-    return getattr(importlib.import_module(module_name), attr)()
+ENTRY_POINT_GROUP = "reflexion_harness.tasks"
+
+
+def sources() -> dict[str, str]:
+    """prefix -> "module:class": the built-in sources and those of installed plug-ins."""
+    found = dict(_SOURCES)
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in found and found[ep.name] != ep.value:
+            raise TaskError(f"task source {ep.name!r} is defined twice: {found[ep.name]} and the entry point "
+                            f"{ep.value}")
+        found[ep.name] = ep.value
+    return found
+
+
+def _source(prefix: str, known: dict[str, str] | None = None) -> TaskSource:
+    module_name, _, attr = (known or sources())[prefix].partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attr)()
+    except (ImportError, AttributeError) as exc:
+        raise TaskError(f"the task source {prefix!r} ({module_name}:{attr}) cannot be loaded: {exc}") from None
 
 
 def _is_path(spec: str) -> bool:
@@ -49,8 +70,9 @@ def load_tasks(spec: str) -> TaskSet:
     """The task set a spec names; raises TaskError (what, where, what to do)."""
     spec = spec.strip()
     prefix, _, arg = spec.partition(":")
-    if prefix in _SOURCES:
-        task_set = _source(prefix).load(arg)
+    known = sources()
+    if prefix in known:
+        task_set = _source(prefix, known).load(arg)
     elif spec and _is_path(spec):
         task_set = _source("jsonl").load(spec)
     else:

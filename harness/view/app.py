@@ -45,7 +45,8 @@ PER_PAGE = 50
 
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(HERE / "templates")),
+        # the view's own templates, then the report's (the event renderers both use)
+        loader=jinja2.FileSystemLoader([str(HERE / "templates"), str(HERE.parent / "templates")]),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -207,11 +208,15 @@ class ViewApp:
         chosen = next((a for a in attempts if a.strategy == strategy and a.attempt == attempt), None)
         if chosen is None:
             return HTMLResponse("<p class='note'>no such attempt</p>", status_code=404)
+        calls = tasksource.recorded_calls(chosen, trial)
+        if calls is not None:
+            return self.render("prompt.html.j2", calls=calls, messages=None, note="As recorded: every model call "
+                               "of this trial, with the messages exactly as sent")
         task, note = self.tasks.get(entry.header, task_id)
         if task is None:
-            return self.render("prompt.html.j2", messages=None, note=note)
+            return self.render("prompt.html.j2", calls=None, messages=None, note=note)
         messages, how = tasksource.prompts_for(task, chosen, trial, entry.header)
-        return self.render("prompt.html.j2", messages=messages, note=how)
+        return self.render("prompt.html.j2", calls=None, messages=messages, note=how)
 
     def compare_page(self, request: Request) -> HTMLResponse:
         ids = request.query_params.getlist("run")

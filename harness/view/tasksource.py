@@ -65,12 +65,25 @@ def _load(spec: str, digest: str, header: dict[str, Any]) -> dict[str, Task] | s
     return {t.task_id: t for t in task_set.tasks}
 
 
+def recorded_calls(attempt: Any, trial: int) -> list[dict[str, Any]] | None:
+    """Every model call of one trial as its record holds it (messages exactly as sent),
+    or None when the record holds none (written before calls were recorded)."""
+    this = next((t for t in attempt.trials if t.trial == trial), None)
+    if this is None or not this.calls:
+        return None
+    return this.calls
+
+
 def prompts_for(task: Task, attempt: Any, trial: int, header: dict[str, Any] | None = None
                 ) -> tuple[list[dict[str, str]] | None, str]:
-    """The Actor's messages at one trial, rebuilt with the run's prompt set (run.json's
-    `prompts.folder` over the harness's templates), and a note on how faithful they are."""
+    """For a record that holds no model calls (schemas 1 and 2): the Actor's messages at
+    one trial, rebuilt with the run's prompt set (run.json's `prompts.folder` over the
+    harness's templates) from what the strategy's traits say it shows, and a note on how
+    faithful they are."""
     from harness.actor import Previous, messages_for
-    from harness.prompting import Prompts, for_kind
+    from harness.kinds import kind_of
+    from harness.prompting import Prompts
+    from harness.rundata.roles import sees_previous, writes_lessons
 
     trials = {t.trial: t for t in attempt.trials}
     this = trials.get(trial)
@@ -82,7 +95,8 @@ def prompts_for(task: Task, attempt: Any, trial: int, header: dict[str, Any] | N
         prompts = Prompts(Path(folder)) if folder else Prompts()
     except Exception as exc:  # noqa: BLE001 - a prompt folder that moved: say so
         return None, f"the run's prompt folder {folder} cannot be read ({exc})"
-    note = "Rebuilt from the task, the previous trial's code and feedback, and the lessons shown"
+    note = ("This record predates recorded prompts: rebuilt from the task, the previous trial's code and "
+            "feedback, and the lessons shown")
     digest = recorded.get("digest")
     if digest and hasattr(prompts, "digest") and prompts.digest() != digest:
         note += ("; the prompt templates changed since the run (digest differs), so the wording may "
@@ -93,13 +107,13 @@ def prompts_for(task: Task, attempt: Any, trial: int, header: dict[str, Any] | N
         note += "; the run recorded no prompt digest, so the wording is this checkout's"
     prev = trials.get(trial - 1)
     previous = None
-    if prev is not None and attempt.strategy in ("reflexion", "reflexion+recall", "feedback"):
+    if prev is not None and sees_previous(attempt.strategy):
         previous = Previous(prev.code or prev.raw_output, this.feedback_seen)
-    lessons = this.lessons_seen if attempt.strategy in ("reflexion", "reflexion+recall") else []
+    lessons = this.lessons_seen if writes_lessons(attempt.strategy) else []
     recalled = [str(x.get("lesson") or "") for x in this.recalled]
     try:
         messages: list[Message] = messages_for(prompts, task, previous, lessons, recalled)
-        system = prompts.render(for_kind("actor_system", task.kind))
+        system = prompts.render(kind_of(task.kind).template("actor_system"))
     except Exception as exc:  # noqa: BLE001 - templates of another version may want other variables
         return None, f"could not rebuild the prompt: {exc}"
     return [{"role": "system", "text": system}, *({"role": m.role, "text": m.content} for m in messages)], note

@@ -7,7 +7,7 @@ import pytest
 
 from harness.memory import Lesson, MemoryStore
 from harness.models.scripted import ScriptedModel
-from harness.rundata import read_errors, read_trials
+from harness.rundata import SCHEMA_VERSION, read_errors, read_trials
 
 from tests.loop.helpers import ADD, ADD_TESTS, LESSON, NEG, RIGHT_ADD, WRONG_ADD, add_model, kind, responder, run
 
@@ -189,7 +189,7 @@ def test_records_are_complete_json_lines_with_schema(tmp_path, loop_sandbox):
     assert len(lines) == 3
     for line in lines:
         row = json.loads(line)
-        assert row["schema"] == 2 and row["run_id"] == result.header["run_id"]
+        assert row["schema"] == SCHEMA_VERSION and row["run_id"] == result.header["run_id"]
         assert {"task_id", "strategy", "attempt", "trial", "code", "hidden_passed", "wall_s"} <= set(row)
     header = json.loads((result.run_dir / "run.json").read_text())
     assert header["tasks"]["digest"].startswith("sha256:") and header["config"]["trials"] == 2

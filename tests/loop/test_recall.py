@@ -144,7 +144,8 @@ def test_resume_refuses_a_changed_source(tmp_path, process_sandbox, monkeypatch,
     # Edit the source run: one more lesson in its trials.jsonl.
     log = source / "trials.jsonl"
     row = json.loads(log.read_text().splitlines()[-1])
-    row.update(trial=row["trial"] + 1, lesson="A lesson added after the recalling run started.", final=True)
+    row.update(trial=row["trial"] + 1, final=True, events=[
+        {"type": "lesson", "text": "A lesson added after the recalling run started.", "about_trial": row["trial"]}])
     with log.open("a") as fh:
         fh.write(json.dumps(row) + "\n")
     code = cli.main(["run", "--resume", str(result.run_dir)])

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.loop import LoopSettings
+from harness.core import LoopSettings
 from harness.memory import Lesson, MemoryStore
 from harness.models.base import Message
 from harness.models.cache import CachedModel
 from harness.models.scripted import ScriptedModel
 from harness.prompting import Prompts, PromptSetError
-from harness.rundata import read_errors, read_trials
+from harness.rundata import SCHEMA_VERSION, read_errors, read_trials
 from harness.tasks.base import Task
 from sandbox import RunRequest
 
@@ -60,12 +60,12 @@ def test_resample_seeds_and_temperatures():
         max_tokens_lesson=100, test_timeout_s=5.0, temperature=0.0, resample_temperature=0.7, seed=10,
         oracle_feedback=False,
     )
-    seeds = {s.resample_call(a, t).seed for a in range(1, 4) for t in range(1, 5)}
+    seeds = {s.fresh_sample(a, t).seed for a in range(1, 4) for t in range(1, 5)}
     assert len(seeds) == 12  # distinct for every (attempt, trial)
-    assert s.resample_call(2, 1) == s.first_call(2)  # trial 1 is every strategy's first answer
-    assert s.resample_call(2, 3).temperature == 0.7
+    assert s.fresh_sample(2, 1) == s.first_call(2)  # trial 1 is every strategy's first answer
+    assert s.fresh_sample(2, 3).temperature == 0.7
     warm = LoopSettings(**{**s.__dict__, "temperature": 0.4})
-    assert warm.resample_call(1, 2).temperature == 0.4
+    assert warm.fresh_sample(1, 2).temperature == 0.4
 
 
 def test_a_model_error_leaves_the_attempt_incomplete_and_resume_continues_it(tmp_path, loop_sandbox):
@@ -211,7 +211,7 @@ def test_a_model_that_ignores_the_temperature_is_recorded_so_and_not_cached(tmp_
 def test_run_json_records_what_a_reviewer_needs(tmp_path, loop_sandbox):
     result = run(tmp_path, add_model(), loop_sandbox, strategy="all", trials=2)
     header = json.loads((result.run_dir / "run.json").read_text())
-    assert header["schema"] == 2
+    assert header["schema"] == SCHEMA_VERSION
     assert header["config"]["strategies"] == ["reflexion", "feedback", "resample", "baseline"]
     assert header["config"]["resample_temperature"] == 0.8
     assert header["prompts"]["digest"] == Prompts().digest() and header["prompts"]["overridden"] == []

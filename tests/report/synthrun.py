@@ -19,10 +19,13 @@ diff = +0.125 on 4 tasks (8 pairs).
 """
 from __future__ import annotations
 
-import msgspec
 import dataclasses
 from pathlib import Path
 from typing import Any
+
+import msgspec
+
+from harness.rundata.events import LessonWritten, TestsWritten
 
 from harness.rundata import TestRecord, TrialLog, TrialRecord, write_json
 from tests.helpers import cli
@@ -64,9 +67,30 @@ def rec(task_id: str, strategy: str, attempt: int, trial: int, *, final: bool, h
         code=code if code is not None else f"def f(x):\n    return {trial}  # {strategy} a{attempt}\n",
         raw_output="", internal_tests=tests, internal_results=results, internal_passed=internal,
         hidden_results=[TestRecord("hidden", "passed" if hidden else "failed")], hidden_passed=hidden,
-        feedback=feedback, lesson=lesson, error=error, testgen=testgen, model_calls=calls, input_tokens=100 * calls,
+        feedback=feedback, error=error, model_calls=calls, input_tokens=100 * calls,
         output_tokens=20 * calls, cost_usd=0.001 * calls, wall_s=0.5, finished_at="2026-11-30T00:00:00Z",
+        events=events_of(trial, tests, lesson, testgen),
     )
+
+
+def events_of(trial: int, tests: list[str], lesson: str | None, testgen: dict[str, Any] | None) -> list[Any]:
+    """The events a reflexion trial's record holds: the tests written (trial 1), the
+    lesson written at its start about the trial before."""
+    events: list[Any] = []
+    if testgen is not None:
+        dropped = {k[len("dropped_"):]: v for k, v in testgen.items() if k.startswith("dropped_")}
+        events.append(TestsWritten(tests=tests, raw_output=testgen.get("raw_output", ""), kept=testgen.get("kept", 0),
+                                   dropped=dropped))
+    if lesson:
+        events.append(LessonWritten(text=lesson, about_trial=trial - 1))
+    return events
+
+
+def with_lesson(record: TrialRecord, text: str | None) -> TrialRecord:
+    """`record` with its lesson's text replaced (or its lesson removed)."""
+    others = [e for e in record.events if not isinstance(e, LessonWritten)]
+    lessons = [msgspec.structs.replace(e, text=text) for e in record.lessons] if text else []
+    return msgspec.structs.replace(record, events=others + lessons)
 
 
 def iterated(strategy: str, plan: dict[tuple[str, int], list[tuple[bool | None, bool]]],

