@@ -10,12 +10,15 @@ from __future__ import annotations
 import hashlib
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import jinja2
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
-# Every template the harness renders; an override folder may hold any of them.
+# The templates of the core's roles and the task kinds; a strategy's own templates sit in
+# the same folder (or in its package's folder, `Strategy.template_folder`) and declare
+# their sample values in the strategy (`Strategy.templates`). An override folder may
+# hold any template of the set.
 TEMPLATE_NAMES = (
     "actor_system", "actor_task", "actor_retry",
     "testgen_system", "testgen",
@@ -66,22 +69,32 @@ class PromptSetError(ValueError):
 class Prompts:
     """The default templates, with those in `override` (if any) taking their place."""
 
-    def __init__(self, override: Path | None = None, *, defaults: Path = PROMPTS_DIR) -> None:
+    def __init__(self, override: Path | None = None, *, defaults: Path = PROMPTS_DIR,
+                 extra: tuple[Path, ...] = ()) -> None:
         self.defaults = defaults
+        self.extra = tuple(extra)  # plug-in strategies' own template folders, after the defaults
         self.override = override
         if override is not None:
             if not override.is_dir():
                 raise PromptSetError(f"--prompts {override}: not a folder")
-            unknown = sorted(p.stem for p in override.glob("*.j2") if p.stem not in TEMPLATE_NAMES)
+            names = self.template_names()
+            unknown = sorted(p.stem for p in override.glob("*.j2") if p.stem not in names)
             if unknown:
                 raise PromptSetError(
                     f"--prompts {override}: unknown template(s) {', '.join(f'{u}.j2' for u in unknown)}; "
-                    f"the names are: {', '.join(f'{n}.j2' for n in TEMPLATE_NAMES)} (see harness/prompts/README.md)"
+                    f"the names are: {', '.join(f'{n}.j2' for n in names)} (see harness/prompts/README.md)"
                 )
+
+    def template_names(self) -> tuple[str, ...]:
+        """Every template of the set: the core's, then the others of the folders, by name."""
+        found = {p.stem for folder in (self.defaults, *self.extra) if folder.is_dir() for p in folder.glob("*.j2")}
+        return (*TEMPLATE_NAMES, *sorted(found - set(TEMPLATE_NAMES)))
 
     @cached_property
     def _env(self) -> jinja2.Environment:
-        folders = [str(self.defaults)] if self.override is None else [str(self.override), str(self.defaults)]
+        folders = [str(self.defaults), *map(str, self.extra)]
+        if self.override is not None:
+            folders.insert(0, str(self.override))
         return jinja2.Environment(
             loader=jinja2.FileSystemLoader(folders),  # first folder holding the name wins
             undefined=jinja2.StrictUndefined,  # a missing variable is a bug, not an empty string
@@ -93,15 +106,18 @@ class Prompts:
         """The file a template name is read from."""
         if self.override is not None and (self.override / f"{name}.j2").is_file():
             return self.override / f"{name}.j2"
+        for folder in self.extra:
+            if not (self.defaults / f"{name}.j2").is_file() and (folder / f"{name}.j2").is_file():
+                return folder / f"{name}.j2"
         return self.defaults / f"{name}.j2"
 
     def overridden(self) -> list[str]:
-        return [n for n in TEMPLATE_NAMES if self.source_of(n).parent != self.defaults]
+        return [n for n in self.template_names() if self.override is not None and self.source_of(n).parent == self.override]
 
     def digest(self) -> str:
         """sha256 over every template's name and text as used: equal digests, equal prompts."""
         h = hashlib.sha256()
-        for name in TEMPLATE_NAMES:
+        for name in self.template_names():
             h.update(name.encode() + b"\0" + self.source_of(name).read_bytes() + b"\0")
         return "sha256:" + h.hexdigest()
 
@@ -113,11 +129,16 @@ class Prompts:
             "overridden": self.overridden(),
         }
 
-    def check(self) -> None:
-        """Renders every template with sample values; raises PromptSetError at once
-        rather than in the middle of a run."""
-        for name in TEMPLATE_NAMES:
-            self.render(name, **VARIABLES[name])
+    def check(self, samples: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        """Renders every template with sample values (the core's here, a strategy's from
+        its `templates`: `samples`); raises PromptSetError at once rather than in the
+        middle of a run."""
+        given = {**VARIABLES, **(samples or {})}
+        for name in self.template_names():
+            if name not in given:
+                raise PromptSetError(f"{self.source_of(name)}: no sample values for template {name!r}; a strategy "
+                                     "declares them in its `templates` (see docs/extending.md)")
+            self.render(name, **given[name])
 
     def render(self, name: str, **values: Any) -> str:
         try:

@@ -35,7 +35,7 @@ from harness.models.base import ChatModel
 from harness.prompting import Prompts
 from harness.rundata import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, write_json
 from harness.tasks.base import TaskSet
-from harness.units import Unit, UnitFailure, UnitKey, Workbench, restore_lessons, units_for
+from harness.units import Unit, UnitFailure, UnitKey, Workbench, open_prompts, restore_lessons, units_for
 from sandbox import Sandbox
 
 # What --resume compares: the header's field, and how a change is named.
@@ -147,7 +147,7 @@ def make_header(config: RunConfig, run_id: str, tasks: TaskSet, sandbox_name: st
         "model": config.model,
         "sandbox": sandbox_name,
         "tasks": tasks_record(tasks),
-        "prompts": Prompts(config.prompts).describe(),
+        "prompts": open_prompts(config.prompts).describe(),
         "memory": {
             "namespace": namespace,
             "shared": config.memory_namespace is not None,
@@ -245,7 +245,7 @@ class Runner:
         self.run_dir = run_dir
         self.header = header
         self.tasks = tasks
-        self.prompts = prompts or Prompts(config.prompts)
+        self.prompts = prompts or open_prompts(config.prompts)
         self.workbench = Workbench(model, sandbox, self.prompts) if model is not None and sandbox is not None else None
         self.executor_factory = executor_factory or thread_pool
         self.show_progress = show_progress

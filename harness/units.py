@@ -27,6 +27,8 @@ from harness.rundata import TrialRecord
 from harness.tasks.base import Task, TaskSet
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from harness.config import RunConfig
     from harness.memory import MemoryStore
     from harness.recall import Recall
@@ -67,6 +69,21 @@ class UnitFailure:
     error: str
     trace: str | None = None
     spent: dict[str, Any] | None = None  # the unfinished trial's usage fields (model calls, tokens, cost)
+
+
+def open_prompts(override: "Path | None") -> Prompts:
+    """The run's prompt set: the harness's templates, plug-in strategies' own folders,
+    and the `--prompts` override over them."""
+    from harness.strategies import template_folders
+
+    return Prompts(override, extra=template_folders())
+
+
+def check_prompts(prompts: Prompts) -> None:
+    """Renders every template with its sample values (PromptSetError if one fails)."""
+    from harness.strategies import template_samples
+
+    prompts.check(template_samples())
 
 
 def model_settings(config: "RunConfig", **extra: Any) -> ModelSettings:

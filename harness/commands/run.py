@@ -131,12 +131,12 @@ def run_command(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     # Imported here so `--help` and config errors stay fast.
     from harness.models import ModelConfigError
-    from harness.prompting import Prompts, PromptSetError
+    from harness.prompting import PromptSetError
     from harness.rundata import SCHEMA_VERSION, read_run_header
     from harness.rundata.folder import FolderError, SessionLock
     from harness.runner import ResumeRefused, RunInterrupted, Runner, describe_changes, prepare_run_dir, resume_changes
     from harness.tasks import TaskError, load_tasks
-    from harness.units import open_workbench
+    from harness.units import check_prompts, open_prompts, open_workbench
     from sandbox import SandboxUnavailable
 
     t0 = time.perf_counter()
@@ -174,9 +174,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if not tasks.tasks:
         raise UsageError(f"task set {config.tasks!r} selects no task")
-    prompts = Prompts(config.prompts)
+    prompts = open_prompts(config.prompts)
     try:
-        prompts.check()
+        check_prompts(prompts)
     except PromptSetError as exc:
         raise UsageError(str(exc)) from None
     if header is not None and not args.resume_changed:

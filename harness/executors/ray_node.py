@@ -24,10 +24,9 @@ from harness.config import RunConfig
 from harness.executors.ray_services import ClusterLimiter, RemoteMemory
 from harness.hostinfo import available_cores
 from harness.core import AttemptContext, Stopped
-from harness.prompting import Prompts
 from harness.rundata import TrialRecord
 from harness.tasks.base import Task
-from harness.units import Unit, UnitFailure, Workbench, open_workbench, run_unit
+from harness.units import Unit, UnitFailure, Workbench, open_prompts, open_workbench, run_unit
 
 
 CONTROL_SLOTS = 4
@@ -75,7 +74,7 @@ class NodeWorker:
     def _open(self, config: RunConfig, run_id: str, services: Services, prompt_files: dict[str, str],
               recall_pool: str | None) -> None:
         limiter = ClusterLimiter(services.limiter) if services.limiter is not None else None
-        prompts = Prompts(self._prompt_folder(prompt_files))
+        prompts = open_prompts(self._prompt_folder(prompt_files))
         self._workbench = open_workbench(config, prompts, limiter=limiter, n_threads=_node_cpus())
         recall = None
         if recall_pool is not None:  # the driver's frozen pool, written here: nodes need not share its disk

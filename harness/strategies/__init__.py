@@ -9,7 +9,7 @@ from harness.strategies.base import Strategy, Traits
 from harness.strategies.registry import ENTRY_POINT_GROUP, REGISTRY, StrategyError
 
 __all__ = ["Strategy", "Traits", "StrategyError", "ENTRY_POINT_GROUP", "register", "unregister", "get_strategy", "strategy_names",
-           "traits_of", "groups", "resolve", "reference_name", "known"]
+           "traits_of", "template_samples", "template_folders", "groups", "resolve", "reference_name", "known"]
 
 
 def register(cls: type[Strategy]) -> type[Strategy]:
@@ -46,6 +46,20 @@ def groups() -> dict[str, tuple[str, ...]]:
 
 def resolve(spec: str) -> tuple[str, ...]:
     return REGISTRY.resolve(spec)
+
+
+def template_samples() -> dict[str, dict]:
+    """Every registered strategy's own templates, with their sample values."""
+    out: dict[str, dict] = {}
+    for cls in REGISTRY.classes().values():
+        out.update({name: dict(values) for name, values in cls.templates.items()})
+    return out
+
+
+def template_folders() -> tuple:
+    """The template folders of plug-in strategies (their own packages')."""
+    return tuple(dict.fromkeys(cls.template_folder for cls in REGISTRY.classes().values()
+                               if cls.template_folder is not None))
 
 
 def reference_name() -> str | None:

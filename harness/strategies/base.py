@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping, Sequence
 
 if TYPE_CHECKING:
@@ -56,6 +57,11 @@ class Strategy(ABC):
     traits: ClassVar[Traits]
     # The strategy's own settings and their defaults (`--strategy-option NAME.KEY=VALUE`).
     options: ClassVar[Mapping[str, Any]] = {}
+    # The strategy's own prompt templates (name -> sample values `harness run` renders
+    # them with before a run starts), kept as <name>.j2 in harness/prompts/ or, for a
+    # strategy of another package, in its `template_folder`.
+    templates: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    template_folder: ClassVar[Path | None] = None
 
     @abstractmethod
     def run_attempt(self, ctx: "AttemptContext", task: "Task", attempt: int,
