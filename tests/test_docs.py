@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import build_parser
+from harness.strategies import StrategyError, resolve
 from harness.config import RunConfig
 
 REPO = Path(__file__).resolve().parents[1]
@@ -135,9 +136,15 @@ def _parse_error(argv: list[str]) -> str | None:
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         try:
-            build_parser().parse_args(argv)
+            args = build_parser().parse_args(argv)
         except SystemExit as exc:
             return err.getvalue().strip() or f"exit {exc.code}"
+    strategy = getattr(args, "strategy", None)
+    if isinstance(strategy, str):  # a name, a group or a list: the registry decides
+        try:
+            resolve(strategy)
+        except StrategyError as exc:
+            return str(exc)
     return None
 
 
