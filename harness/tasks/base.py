@@ -79,8 +79,8 @@ class Task:
             "entry_point": self.entry_point,
             "hidden_tests": [t.as_dict() if isinstance(t, IoTest) else t for t in self.hidden_tests],
         }
-        # Only where they say something: a function task set keeps the digest it had.
-        if self.kind != "function":
+        # Only where they say something: a task of the default kind keeps the digest it had.
+        if self.kind != _DEFAULT_KIND:
             fields_["kind"] = self.kind
             fields_["compare"] = self.compare
         if self.preamble:
@@ -90,6 +90,9 @@ class Task:
         if self.public_tests:
             fields_["public_tests"] = [t.as_dict() if isinstance(t, IoTest) else t for t in self.public_tests]
         return fields_
+
+
+_DEFAULT_KIND = Task.__dataclass_fields__["kind"].default
 
 
 @dataclass(frozen=True)
@@ -245,21 +248,21 @@ class TaskError(ValueError):
 
 
 def require_hidden_tests(task: Task, where: str) -> Task:
-    """A task without hidden tests would pass whatever the answer: no loader lets one in."""
-    if task.kind == "io":
-        ok = bool(task.hidden_tests) and all(isinstance(t, IoTest) for t in task.hidden_tests)
-        if not ok:
-            raise TaskError(
-                f"{where}: task {task.task_id!r} (an io task) has no hidden tests as (input, output) pairs; "
-                "fix the data or leave the task out"
-            )
-        return task
-    if not task.hidden_tests or not all(isinstance(t, str) and t.strip() for t in task.hidden_tests):
+    """A task without hidden tests would pass whatever the answer: no loader lets one in.
+    Whether the tests have the form the task's kind grades is its kind's check
+    (harness/kinds/, TaskKind.validate), made by `load_tasks` for every source."""
+    if not task.hidden_tests or not all(_has_content(t) for t in task.hidden_tests):
         raise TaskError(
             f"{where}: task {task.task_id!r} has no hidden tests (an empty test would pass any answer); "
             "fix the data or leave the task out"
         )
     return task
+
+
+def _has_content(test: Any) -> bool:
+    if isinstance(test, IoTest):
+        return True
+    return isinstance(test, str) and bool(test.strip())
 
 
 class TaskSource(Protocol):
