@@ -252,4 +252,4 @@ def test_an_honest_answer_with_a_huge_integer_passes_the_strict_rule():
     huge = "12345" * 1000
     for rule in ("lcb", "codecontests", "apps"):
         assert same(f"{huge}\n0.50\n", f"{huge}\n0.5\n", rule)
-        assert source(f"{huge}\n0.5\n", f"{huge}\n0.5\n", rule)  # and the same text under its own rule
+        assert source(f"{huge}\n0.50\n", f"{huge}\n0.5\n", rule)  # and under its own rule (once an error)
