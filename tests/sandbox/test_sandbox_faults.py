@@ -10,7 +10,7 @@ import json
 import pytest
 
 from sandbox import IoCase, Limits, RunRequest, SandboxFault
-from sandbox._pool import WorkerLost, WorkerPool, _Channel
+from sandbox._pool import WorkerPool, _Channel
 from tests.sandbox.test_sandbox_conformance import assert_healthy
 from tests.sandbox.test_sandbox_io_hostile import observe
 
