@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Protocol, Union
 
 KINDS = ("function", "io")
-# How an io test's output is compared (sandbox/worker/io_compare.py has each rule).
+# How an io test's output is compared (sandbox/worker/io_compare.py has each rule): the
+# rule names the source, whose float tolerance the strict comparison uses, and whose own
+# grader's rule the run setting io_compare = "source" applies.
 COMPARE_RULES = ("lcb", "codecontests", "apps", "exact")
 _LABEL_MAX = 200  # characters of an io test's input kept as its label in records
 # A task id names files (reflections/<ns>/<id>.jsonl), URL paths of the view and lines
@@ -71,6 +73,11 @@ class Task:
     # The `:with-example` variant: the public examples are the internal tests (the test
     # writer is not called); records and reports say so.
     examples_as_internal: bool = False
+    # Function tasks of a source whose own grader is more lenient than the hidden tests
+    # (APPS's call-based check also accepts the expected list's first item): that
+    # grader's form of each hidden test, in the same order. Graded beside the hidden
+    # tests only in the run setting io_compare = "source"; empty: none differs.
+    source_tests: tuple[str, ...] = ()
 
     def digest_fields(self) -> dict[str, Any]:
         fields_ = {
@@ -87,6 +94,8 @@ class Task:
             fields_["preamble"] = self.preamble
         if self.examples_as_internal:
             fields_["examples_as_internal"] = True
+        if self.source_tests:
+            fields_["source_tests"] = list(self.source_tests)
         if self.public_tests:
             fields_["public_tests"] = [t.as_dict() if isinstance(t, IoTest) else t for t in self.public_tests]
         return fields_
