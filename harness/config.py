@@ -135,11 +135,16 @@ class RunConfig:
         for name, given in self.strategy_options.items():
             if name not in strategy_names():
                 raise ConfigError(f"strategy_options: unknown strategy {name!r}")
-            allowed = get_strategy(name).options
-            for key in given:
+            strategy = get_strategy(name)
+            allowed = strategy.options
+            for key, value in given.items():
                 if key not in allowed:
                     raise ConfigError(f"strategy_options: {name} has no option {key!r}; its options: "
                                       f"{', '.join(allowed) or 'none'}")
+                try:
+                    strategy.convert_option(key, value)
+                except ValueError as exc:
+                    raise ConfigError(f"strategy_options: {exc}") from None
         del chosen
         positive = {
             "trials": self.trials,

@@ -152,9 +152,10 @@ def _step(rec: TrialRecord, prev: TrialRecord | None, checked: dict[str, str] | 
     schema = int(rec.schema or 1)
     before = prev.code if prev is not None else None
     lesson = rec.lesson or None
+    written = rec.lessons[-1] if rec.lessons else None
     if lesson and schema >= 2:
-        about = rec.trial - 1 if rec.trial > 1 else None
-        label = f"Lesson written at the start of this trial, about trial {rec.trial - 1}:"
+        about = written.about_trial if written is not None else (rec.trial - 1 if rec.trial > 1 else None)
+        label = f"Lesson written at the start of this trial, about trial {about}:"
     else:
         about = rec.trial if lesson else None
         label = "Lesson written after this trial:"

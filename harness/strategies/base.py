@@ -72,4 +72,21 @@ class Strategy(ABC):
 
     def option(self, ctx: "AttemptContext", key: str) -> Any:
         given = ctx.settings.options(self.traits.name)
-        return type(self.options[key])(given[key]) if key in given else self.options[key]
+        return self.convert_option(key, given[key]) if key in given else self.options[key]
+
+    @classmethod
+    def convert_option(cls, key: str, value: Any) -> Any:
+        """A given option's value as its default's type; ValueError when it is not one.
+        A strategy with bounds on its options overrides this (and calls it)."""
+        default = cls.options[key]
+        if isinstance(default, bool):
+            text = str(value).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(f"{cls.traits.name}.{key} must be true or false, got {value!r}")
+        try:
+            return type(default)(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{cls.traits.name}.{key} must be {type(default).__name__}, got {value!r}") from None

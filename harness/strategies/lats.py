@@ -224,6 +224,15 @@ class Lats(Strategy):
     )
     options = {"width": 2, "expansions": 0, "uct": 1.0}
 
+    @classmethod
+    def convert_option(cls, key: str, value: Any) -> Any:
+        """Options are checked before a run starts: width >= 1, expansions >= 0, uct finite >= 0."""
+        found = super().convert_option(key, value)
+        if (key == "width" and found < 1) or (key == "expansions" and found < 0) or \
+                (key == "uct" and not (found >= 0 and math.isfinite(found))):
+            raise ValueError(f"lats.{key}: {value!r} is out of range (width >= 1, expansions >= 0, uct >= 0)")
+        return found
+
     def budget(self, ctx: "AttemptContext") -> tuple[int, int, float]:
         """(width, the most nodes an attempt makes, the UCT constant), checked."""
         found = {}
