@@ -86,7 +86,7 @@ def decode_tests(value: Any, what: str, budget: Budget | None = None) -> list[di
         if not isinstance(value, str):
             raise FieldError(what, f"expected a JSON list of test cases as a string, got {kind(value)}")
         text = value.strip()
-        if not text.startswith("["):
+        if not text.startswith(("[", "{")):  # JSON as it stands; anything else is the compressed form
             try:
                 text = decode_compressed(text, budget.room())
             except TooLarge:
