@@ -281,7 +281,8 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
              for a, b in metrics.default_pairs(f.strategies)]
     tasks_info = header.get("tasks") if isinstance(header.get("tasks"), dict) else {}
     n_tasks = tasks_info.get("count")
-    n_tasks = int(n_tasks) if n_tasks is not None else len(f.task_ids)
+    n_tasks = n_tasks if isinstance(n_tasks, int) and not isinstance(n_tasks, bool) and n_tasks >= 0 \
+        else len(f.task_ids)
     resumes = _resumes(header)
     n_records = int(len(trials))
     status = _status(f, live=live, session=session, n_records=n_records, resumes=resumes, run_dir=run_dir)
