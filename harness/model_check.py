@@ -6,8 +6,9 @@ Only models that talk to a server are checked (their `describe()` names a `base_
 a local model proved itself by loading, a scripted one by reading its file. The call
 goes past the response cache (an answer it kept would say nothing about the server
 now: the caller opens a client of its own, without the cache) and asks for a few tokens
-of `harness/prompts/model_check.j2`; its usage is recorded in run.json under
-"model_check", apart from the trials it decides nothing of.
+of `harness/prompts/model_check.j2`. A new run records it in run.json under
+"model_check", apart from the trials it decides nothing of; a resumed session checks
+too, and leaves run.json as the runner writes it.
 """
 from __future__ import annotations
 

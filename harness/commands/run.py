@@ -218,11 +218,11 @@ def _run(args: argparse.Namespace) -> int:
     if header is None:
         run_dir, header = prepare_run_dir(config, tasks, config.sandbox, frozen)
         session = SessionLock(run_dir).acquire()
-    if checked is not None:  # what the check call cost, beside the trials (it decides nothing of them)
-        from harness.rundata import write_json
+        if checked is not None:  # what the check call cost, beside the trials (it decides nothing of them)
+            from harness.rundata import write_json
 
-        header = {**header, "model_check": checked}
-        write_json(run_dir / "run.json", header)
+            header = {**header, "model_check": checked}
+            write_json(run_dir / "run.json", header)
     print(
         f"run {header['run_id']}: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)}"
         f" x {config.samples} sample(s), up to {config.trials} trials; model {config.model}; "
