@@ -279,14 +279,6 @@ def unwrapped_outputs(outputs: Sequence[Any]) -> list[Any]:
     return list(outputs)
 
 
-def json_lines(text: str, what: str) -> list[Any]:
-    """LiveCodeBench's functional input: one JSON value per line, one per argument."""
-    try:
-        return [parse_json(line) for line in text.split("\n") if line.strip()]
-    except JsonError as exc:
-        raise ValueError(f"{what}: not JSON lines: {exc}") from None
-
-
 # The imports LiveCodeBench's grader puts before every program (testing_util's
 # import_string), so a program that uses `List` or `deque` unimported runs as there.
 _STAR_MODULES = (

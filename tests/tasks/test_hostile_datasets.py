@@ -10,7 +10,6 @@ import math
 import os
 import pickle
 import random
-import resource
 import subprocess
 import sys
 import tracemalloc
