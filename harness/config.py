@@ -130,8 +130,9 @@ class RunConfig:
         from harness.strategies import StrategyError, get_strategy, groups, strategy_names
 
         for f in dataclasses.fields(self):  # the types first: a RunConfig made in code is checked too
-            checked = _coerce(f.name, getattr(self, f.name), "config")
-            if checked is not getattr(self, f.name) and checked != getattr(self, f.name):
+            value = getattr(self, f.name)
+            checked = _coerce(f.name, value, "config")
+            if checked is not value and (type(checked) is not type(value) or checked != value):
                 return self.replace(**{f.name: checked}).validate()
         if not isinstance(self.strategy, str):
             raise ConfigError(f"strategy must be a name, a group or a comma-separated list, got {self.strategy!r}")

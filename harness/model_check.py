@@ -6,19 +6,21 @@ Only models that talk to a server are checked (their `describe()` names a `base_
 a local model proved itself by loading, a scripted one by reading its file. The call
 goes past the response cache (an answer it kept would say nothing about the server
 now: the caller opens a client of its own, without the cache) and asks for a few tokens
-of `harness/prompts/model_check.j2`. A new run records it in run.json under
+of `harness/data/model_check.txt`. A new run records it in run.json under
 "model_check", apart from the trials it decides nothing of; a resumed session checks
 too, and leaves run.json as the runner writes it.
 """
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from harness.models.base import ChatModel, Message, ModelError
-from harness.prompting import PROMPTS_DIR
 
-CHECK_FILE = PROMPTS_DIR / "model_check.j2"
+# The one message of the check: data beside the harness's other data, not a prompt of the
+# run's prompt set (it decides no answer; the set's digest does not cover it).
+CHECK_FILE = Path(__file__).resolve().parent / "data" / "model_check.txt"
 CHECK_MAX_TOKENS = 8
 CHECK_RETRIES = 2  # the check's own client: a closed port is told in about 1.5 s, a brief 429 or 503 still passes
 SKIP_FLAG = "--no-model-check"
