@@ -154,7 +154,8 @@ def test_model_errors_are_shown_apart_from_unusable_answers_with_their_cause(tmp
 @pytest.mark.parametrize("toml, words", [
     ('model = ["openai:a@http://x/v1", "openai:b@http://x/v1"]',
      "setting 'model' must be a string, got a list (one model spec per run; to run several models, use `python -m harness study`)"),
-    ('strategy = ["reflexion", "baseline"]', "setting 'strategy' must be a string, got a list (one of reflexion"),
+    ('strategy = ["reflexion", "baseline"]', "setting 'strategy' must be a string, got a list (a strategy, a group, "
+                                             'or several joined by commas in one string, e.g. "reflexion,baseline")'),
     ('temperature = "hot"', "setting 'temperature' must be a number, got the string 'hot'"),
     ("trials = 2.5", "setting 'trials' must be an integer, got the number 2.5"),
     ('cache = "no"', "setting 'cache' must be true or false, got the string 'no'"),
