@@ -177,12 +177,27 @@ def _adapter(spec: HfSpec, columns: Iterable[str]) -> Adapter:
     )
 
 
+def _adapted(adapter: Adapter, row: Any, where: str):
+    """`adapter(row, where)`; whatever a row holds, a problem is one TaskError naming it
+    (the adapters name the field; anything they did not foresee names the row)."""
+    if not isinstance(row, dict):
+        raise TaskError(f"{where}: expected a row of named columns, got {type(row).__name__}")
+    try:
+        return adapter(row, where)
+    except TaskError:
+        raise
+    except RecursionError:
+        raise TaskError(f"{where}: a field nests too deeply to read") from None
+    except Exception as exc:  # noqa: BLE001 - a dataset's row is data: one clear error, never a traceback
+        raise TaskError(f"{where}: unreadable ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})") from None
+
+
 def load_hf(
     spec: HfSpec, *, user_spec: str, name: str, adapter: Adapter | None = None, prompt_form: str = "as published"
 ) -> TaskSet:
     rows, columns = _load_rows(spec)
     adapter = adapter or _adapter(spec, columns)
-    tasks = tuple(require_clean_text(adapter(row, f"{spec.dataset} row {i}"), f"{spec.dataset} row {i}")
+    tasks = tuple(require_clean_text(_adapted(adapter, row, f"{spec.dataset} row {i}"), f"{spec.dataset} row {i}")
                   for i, row in enumerate(rows))
     if not tasks:
         raise TaskError(f"dataset {spec.describe()} holds no rows")

@@ -425,3 +425,17 @@ def test_the_cli_prints_one_line_for_a_hostile_row(tmp_path):
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith(f"error: {folder / 'test.jsonl'}: row 1: field 'public_test_cases[0].input': "
                                   "expected a string, got an integer")
+
+
+def test_random_fields_of_hugging_face_rows_never_end_in_a_traceback(tmp_path):
+    from tests.tasks.test_task_hf import HUMANEVAL_ROW, MBPP_FULL_ROW
+
+    for n, template in enumerate((HUMANEVAL_ROW, MBPP_FULL_ROW)):
+        for i, bad in enumerate(_mutations(template, 60, seed=5 + n)):
+            path = tmp_path / f"rows{n}_{i}.jsonl"
+            write_jsonl(path, [bad])
+            try:
+                load_tasks(f"hf:{path}")
+            except TaskError as exc:
+                assert str(exc).startswith((f"{path} row 0", "dataset ", "could not load")), str(exc)
+                assert "\n" not in str(exc)
