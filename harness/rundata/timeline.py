@@ -79,6 +79,9 @@ class Step:
         """Whatever counts the loop recorded (kept, dropped_unparseable, ...), as they are."""
         if not self.testgen:
             return ""
+        if self.testgen.get("from_public_examples"):
+            return (f"internal tests: the task's public examples ({self.testgen.get('kept', 0)}); "
+                    "the test writer was not called")
         counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(self.testgen.items()) if k != "raw_output")
         return f"test writer: {counts}" if counts else "test writer"
 
