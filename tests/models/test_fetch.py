@@ -147,7 +147,7 @@ def test_model_fetch_rejects_unknown_names(tmp_path: Path, monkeypatch):
     from harness.cli import UsageError
 
     monkeypatch.setenv("HARNESS_MODELS_DIR", str(tmp_path))
-    with pytest.raises(UsageError, match="unknown model nope; known: qwen2.5-coder-0.5b, smollm2-135m"):
+    with pytest.raises(UsageError, match="unknown model nope; known: qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, smollm2-135m"):
         _cli("fetch", "nope")
     with pytest.raises(UsageError, match="not both"):
         _cli("fetch", "--all", "smollm2-135m")
