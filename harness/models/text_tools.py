@@ -153,8 +153,8 @@ def _env() -> jinja2.Environment:
     )
 
 
-def _render(name: str, **values: Any) -> str:
-    return _env().get_template(f"{name}.j2").render(**values).strip()
+def _render(template: str, **values: Any) -> str:
+    return _env().get_template(f"{template}.j2").render(**values).strip()
 
 
 def templates_digest() -> str:
