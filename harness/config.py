@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness.hostinfo import available_cores
+from harness.models.base import TOOL_PROTOCOLS
+from harness.models.registry import is_remote_api
 from harness.tasks.registry import DEFAULT_TASKS
 
 SCOPES = ("other_tasks", "other_task_sets")  # which lessons recall may show
@@ -92,6 +94,11 @@ class RunConfig:
     cache_dir: Path = field(default_factory=default_cache_dir)
     model_timeout_s: float = 120.0
     max_retries: int = 5
+    # Tool calls: the backend's own ("native"), written in the reply and parsed by the
+    # harness ("text", harness/models/text_tools.py), or the model's measured preference
+    # ("auto": the catalogue's per-model choice for a local model, else native).
+    tool_protocol: str = "auto"
+    stream: bool = False  # stream replies where the backend can (openai)
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
     prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # model id -> {input, output, ...} $/Mtok
@@ -201,11 +208,11 @@ class RunConfig:
 
         if self.sandbox not in backend_names():
             raise ConfigError(f"sandbox must be one of {', '.join(backend_names())}, got {self.sandbox!r}")
-        if (
-            self.sandbox == "process"
-            and self.model.split(":", 1)[0] in ("anthropic", "openai")
-            and not self.allow_process_sandbox_with_api
-        ):
+        if self.tool_protocol not in TOOL_PROTOCOLS:
+            raise ConfigError(f"tool_protocol must be one of {', '.join(TOOL_PROTOCOLS)}, got {self.tool_protocol!r}")
+        # The model's backend declares whether it is a remote API (read from its class,
+        # without opening it; a backend from another package included).
+        if self.sandbox == "process" and is_remote_api(self.model) and not self.allow_process_sandbox_with_api:
             raise ConfigError(
                 f"sandbox 'process' with the API model {self.model!r}: model-written code would run "
                 "as your user, where it can read this process's environment (your API keys) "

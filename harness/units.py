@@ -96,22 +96,16 @@ def model_settings(config: "RunConfig", **extra: Any) -> ModelSettings:
         prices={m: Price(**p) for m, p in config.prices.items()},
         cache_dir=config.cache_dir if config.cache else None,
         local_slots=config.local_slots or 1,
+        tool_protocol=config.tool_protocol,
+        stream=config.stream,
         **extra,
     )
 
 
 def describe_model(model: ChatModel) -> dict[str, Any]:
-    """What run.json records as "model_identity": the model's own `describe()`; for a
-    backend without one, what it exposes (spec, the cache identity, a file's sha256)."""
-    describe = getattr(model, "describe", None)
-    if callable(describe):
-        return dict(describe())
-    found: dict[str, Any] = {"spec": model.spec}
-    for key, attr in (("identity", "identity"), ("file_sha256", "sha256")):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            found[key] = value
-    return found
+    """What run.json records as "model_identity": the model's own `describe()` (spec, cache
+    identity, engine, capabilities, tool protocol, a file's sha256)."""
+    return dict(model.describe())
 
 
 def describe_sandbox(sandbox: "Sandbox") -> dict[str, Any]:

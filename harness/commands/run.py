@@ -86,6 +86,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--max-tokens-lesson", type=int, metavar="N", help=f"max tokens of a Self-Reflection lesson (default {d.max_tokens_lesson})")
     a("--model-timeout", dest="model_timeout_s", type=float, metavar="SEC", help=f"time limit per model call (default {d.model_timeout_s:g})")
     a("--max-retries", type=int, metavar="N", help=f"retries of a failed API call, with backoff (default {d.max_retries})")
+    a("--tool-protocol", choices=["native", "text", "auto"], help="how tool calls reach the model: native (the backend's own), text (written in the reply, parsed by the harness) or auto (the model's measured preference; default)")
+    a("--stream", action="store_const", const=True, help="stream replies where the backend can (openai)")
     a("--cache-dir", type=Path, metavar="DIR", help="response cache folder (default $HARNESS_CACHE_DIR or ~/.cache/reflexion-harness/responses)")
     a("--test-timeout", dest="test_timeout_s", type=float, metavar="SEC", help=f"per-test time limit (default {d.test_timeout_s})")
     a("--requests-per-minute", type=int, metavar="N", help="API rate limit shared by all workers")
@@ -220,16 +222,13 @@ def _run(args: argparse.Namespace) -> int:
         f"executor {config.executor}; folder {run_dir}",
         file=sys.stderr,
     )
-    if getattr(model, "accepts_temperature", True) is False:
+    if model is not None and not model.accepts_temperature:
         print(
             f"warning: {config.model} does not accept a temperature: it samples at its own default, not at "
             f"{config.temperature:g}; records say temperature_used null and its answers are not cached",
             file=sys.stderr,
         )
-    if getattr(model, "serialised", False):
-        note = getattr(model, "concurrency_note", "the model runs one call at a time")
-        print(f"note: {note}; --workers only overlaps sandbox work", file=sys.stderr)
-    elif getattr(model, "concurrency_note", None):
+    if model is not None and model.concurrency_note:
         print(f"model: {model.concurrency_note}", file=sys.stderr)
 
     viewer = _open_view(run_dir) if getattr(args, "view", False) else None

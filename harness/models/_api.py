@@ -1,20 +1,28 @@
-"""What the two HTTP API backends share: error translation, reply capping, stop reasons.
+"""What the HTTP API backends share: the retry loop, error translation, reply capping,
+stop reasons, and the OpenAI chat format (messages, tools) the openai and local backends send.
 
-Retries are the SDKs' own: both retry 408/409/429/5xx, timeouts and connection
-errors with exponential backoff (0.5 s doubling, at most 8 s, with jitter) and wait
-what a `retry-after` / `retry-after-ms` header asks (the openai SDK gives up at once
-when that exceeds 120 s). `tests/models` measures that the wait is honoured.
+Retries are this module's own (the SDK clients are made with max_retries=0), so each
+one is counted: `send` retries HTTP 408, 409, 429 and 5xx, timeouts and connection
+errors, up to ModelSettings.max_retries times, waiting what a `retry-after-ms` /
+`retry-after` header asks (seconds or an HTTP date; more than 120 s is not waited
+for: the call gives up at once) or else an exponential backoff (0.5 s doubling, at
+most 8 s, less 0-25% jitter), and obeying `x-should-retry`. The Completion, or the
+ModelError that gave up, carries each retry as (status, seconds waited).
 """
 from __future__ import annotations
 
+import email.utils
 import json
 import logging
+import math
+import random
 import re
 import time
 from typing import Any, Callable, Sequence, TypeVar
 
-from harness.models.base import Message, ModelConfigError, ModelError, ModelSettings
+from harness.models.base import Message, ModelConfigError, ModelError, ModelSettings, Retry
 from harness.models.limiter import RateLimiter, Ticket, estimate_tokens
+from harness.models.tools import TOOL_CHOICE_MODES, ToolCall, ToolSpec
 
 T = TypeVar("T")
 
@@ -32,7 +40,14 @@ _STOP_REASONS = {
     "max_tokens": "max_tokens",
     "end_turn": "end_turn",
     "stop_sequence": "stop_sequence",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "tool_use": "tool_use",
 }
+
+INITIAL_RETRY_DELAY_S = 0.5
+MAX_RETRY_DELAY_S = 8.0
+MAX_RETRY_AFTER_S = 120.0  # a server asking for a longer wait is not retried
 
 
 _MODEL_AT_URL = re.compile(r"^(?P<model>[^@]*)@(?P<url>.*)$")
@@ -82,8 +97,9 @@ def cap_reply(spec: str, text: str, max_tokens: int, reason: str) -> tuple[str, 
     return text[:limit], "max_tokens"
 
 
-def prompt_chars(system: str | None, messages: Sequence[Message]) -> int:
-    return len(system or "") + sum(len(m.content) for m in messages)
+def prompt_chars(system: str | None, messages: Sequence[Message], tools: Sequence[ToolSpec] = ()) -> int:
+    return (len(system or "") + sum(len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in messages)
+            + sum(len(json.dumps(t.to_dict())) for t in tools))
 
 
 def send(
@@ -96,47 +112,188 @@ def send(
     system: str | None,
     messages: Sequence[Message],
     max_tokens: int,
-) -> tuple[T, float, Ticket | None]:
-    """One SDK request under the shared limiter: (reply, latency, ticket to settle).
+    tools: Sequence[ToolSpec] = (),
+    sleep: Callable[[float], None] = time.sleep,
+) -> tuple[T, float, Ticket | None, tuple[Retry, ...]]:
+    """One request under the shared limiter, retried as the module says:
+    (reply, latency including the retries, ticket to settle, the retries made).
 
-    The caller settles the ticket with the real token count; a failed request
-    settles at zero and comes back as a ModelError saying what failed.
+    The caller settles the ticket with the real token count; a request that failed
+    for good settles at zero and comes back as a ModelError saying what failed, with
+    the retries made before it gave up.
     """
     ticket = None
     if limiter.active:
-        ticket = limiter.acquire(estimate_tokens(prompt_chars(system, messages), max_tokens))
+        ticket = limiter.acquire(estimate_tokens(prompt_chars(system, messages, tools), max_tokens))
     started = time.monotonic()
-    try:
-        reply = request()
-    except Exception as exc:  # translated: the run records a ModelError and goes on
-        if ticket is not None:
-            ticket.settle(0)
-        raise translate_error(
-            sdk, exc, spec, timeout_s=settings.timeout_s, max_retries=settings.max_retries
-        ) from exc
-    return reply, time.monotonic() - started, ticket
+    retries: list[Retry] = []
+    while True:
+        try:
+            reply = request()
+        except Exception as exc:  # translated: the run records a ModelError and goes on
+            status, wait, why_not = retry_plan(sdk, exc, len(retries))
+            if why_not is None and len(retries) < settings.max_retries:
+                log.info("%s: %s; retry %d of %d in %.2f s", spec, status, len(retries) + 1,
+                         settings.max_retries, wait)
+                retries.append(Retry(status or "error", round(wait, 3)))
+                sleep(wait)
+                continue
+            if ticket is not None:
+                ticket.settle(0)
+            raise translate_error(
+                sdk, exc, spec, timeout_s=settings.timeout_s, attempts=len(retries) + 1,
+                retries=tuple(retries), status=status, why_not=why_not,
+            ) from exc
+        return reply, time.monotonic() - started, ticket, tuple(retries)
 
 
-def translate_error(sdk, exc: Exception, spec: str, *, timeout_s: float, max_retries: int) -> ModelError:
+def retry_plan(sdk: Any, exc: Exception, retried: int) -> tuple[str | None, float, str | None]:
+    """(status, seconds to wait, None) when `exc` is worth another attempt, else
+    (status, 0, why not). Status: the HTTP code, "timeout" or "connection"."""
+    if isinstance(exc, sdk.APITimeoutError) or _is_transport(exc, timeout=True):
+        return "timeout", backoff(retried), None
+    if isinstance(exc, sdk.APIConnectionError) or _is_transport(exc, timeout=False):
+        return "connection", backoff(retried), None
+    if isinstance(exc, sdk.APIStatusError):
+        code = exc.status_code
+        headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+        asked = retry_after_s(headers)
+        if asked is not None and asked > MAX_RETRY_AFTER_S:
+            return str(code), 0.0, f"the server asks to wait {asked:.0f} s, more than {MAX_RETRY_AFTER_S:.0f} s"
+        should = str(headers.get("x-should-retry", "")).lower()
+        if should == "false":
+            return str(code), 0.0, "the server said not to retry"
+        if should != "true" and not (code in (408, 409, 429) or code >= 500):
+            return str(code), 0.0, "not retried"
+        wait = asked if asked is not None and asked > 0 else backoff(retried)
+        return str(code), wait, None
+    return None, 0.0, "not retried"
+
+
+def backoff(retried: int) -> float:
+    """The SDKs' backoff: 0.5 s doubling per retry, at most 8 s, less 0-25% jitter."""
+    return min(INITIAL_RETRY_DELAY_S * 2.0 ** min(retried, 30), MAX_RETRY_DELAY_S) * (1 - 0.25 * random.random())
+
+
+def retry_after_s(headers: Any) -> float | None:
+    """Seconds a response asks to wait: `retry-after-ms`, else `retry-after` (seconds or
+    an HTTP date); None when it asks nothing readable."""
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / divisor
+        except ValueError:
+            continue
+        return seconds if math.isfinite(seconds) else MAX_RETRY_AFTER_S + 1
+    value = headers.get("retry-after")
+    if value:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        return max(when.timestamp() - time.time(), 0.0)
+    return None
+
+
+def _is_transport(exc: Exception, *, timeout: bool) -> bool:
+    """An HTTP library's own error, raised while a streamed reply was being read (the
+    SDKs wrap only those of the request itself)."""
+    module = type(exc).__module__.split(".")[0]
+    if module not in ("httpx", "httpx2", "httpcore", "httpcore2"):
+        return False
+    is_timeout = "Timeout" in type(exc).__name__
+    return is_timeout if timeout else not is_timeout
+
+
+def translate_error(
+    sdk: Any,
+    exc: Exception,
+    spec: str,
+    *,
+    timeout_s: float,
+    attempts: int,
+    retries: tuple[Retry, ...] = (),
+    status: str | None = None,
+    why_not: str | None = None,
+) -> ModelError:
     """A ModelError that says what failed, for an exception raised by an SDK call.
 
     `sdk` is the `anthropic` or `openai` module; both have the same exception names.
     The messages never include request headers, so the API key cannot leak through them.
     """
-    attempts = f"{max_retries + 1} attempt{'s' if max_retries else ''}"
-    if isinstance(exc, sdk.APITimeoutError):
-        return ModelError(f"{spec}: no response within {timeout_s:g} s ({attempts})")
-    if isinstance(exc, sdk.APIConnectionError):
-        return ModelError(f"{spec}: cannot connect to {_url(exc)} ({attempts}): {exc.__cause__ or exc}")
+    tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+
+    def error(text: str) -> ModelError:
+        return ModelError(f"{spec}: {text}", retries=retries, status=status)
+
+    if isinstance(exc, sdk.APITimeoutError) or _is_transport(exc, timeout=True):
+        return error(f"no response within {timeout_s:g} s ({tries})")
+    if isinstance(exc, sdk.APIConnectionError) or _is_transport(exc, timeout=False):
+        return error(f"cannot connect to {_url(exc)} ({tries}): {exc.__cause__ or exc}")
     if isinstance(exc, sdk.APIStatusError):
-        retried = exc.status_code in (408, 409, 429) or exc.status_code >= 500
-        how = f"after {attempts}" if retried else "(not retried)"
-        return ModelError(f"{spec}: HTTP {exc.status_code} from {_url(exc)} {how}: {_api_message(exc)}")
+        how = f"after {tries}" if why_not is None else (
+            f"({why_not})" if attempts == 1 else f"after {tries}; {why_not}")
+        return error(f"HTTP {exc.status_code} from {_url(exc)} {how}: {_api_message(exc)}")
     if isinstance(exc, (sdk.APIResponseValidationError, json.JSONDecodeError)):
-        return ModelError(f"{spec}: malformed response from the server: {exc}")
-    if isinstance(exc, sdk.APIError):
-        return ModelError(f"{spec}: {type(exc).__name__}: {exc}")
-    return ModelError(f"{spec}: {type(exc).__name__}: {exc}")
+        return error(f"malformed response from the server: {exc}")
+    return error(f"{type(exc).__name__}: {exc}")
+
+
+# -- the OpenAI chat format (the openai backend, and the local engine's server) --------
+
+
+def openai_messages(system: str | None, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    chat: list[dict[str, Any]] = []
+    if system:
+        chat.append({"role": "system", "content": system})
+    for m in messages:
+        if m.role == "tool":
+            chat.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+        elif m.tool_calls:
+            chat.append({
+                "role": "assistant",
+                "content": m.content,
+                "tool_calls": [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                    for c in m.tool_calls
+                ],
+            })
+        else:
+            chat.append({"role": m.role, "content": m.content})
+    return chat
+
+
+def openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": t.to_dict()} for t in tools]
+
+
+def openai_tool_choice(tool_choice: str) -> Any:
+    if tool_choice in TOOL_CHOICE_MODES:
+        return tool_choice
+    return {"type": "function", "function": {"name": tool_choice}}
+
+
+def openai_tool_calls(raw: Any) -> tuple[ToolCall, ...]:
+    """ToolCalls from a chat-completions message's `tool_calls` (SDK objects or dicts)."""
+    out = []
+    for i, item in enumerate(raw or ()):
+        function = _field(item, "function")
+        name = _field(function, "name")
+        if not name:
+            continue
+        arguments = _field(function, "arguments")
+        if not isinstance(arguments, str):  # some servers send an object
+            arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+        out.append(ToolCall(id=str(_field(item, "id") or f"call_{i}"), name=str(name), arguments=arguments))
+    return tuple(out)
+
+
+def _field(obj: Any, name: str) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
 
 
 def _url(exc: Exception) -> str:

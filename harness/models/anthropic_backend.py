@@ -8,26 +8,48 @@ Claude models from Opus 4.7 / Sonnet 5 on reject sampling parameters; for those 
 for models missing from harness/data/prices.toml) the temperature is left out, and a
 warning says so once, whatever temperature was asked for (0 included: the answers are
 then samples, not the greedy answer); each Completion says so (`temperature_ignored`).
+
+Tool calls: ToolSpecs go as `tools` (`input_schema`), an assistant message's calls as
+`tool_use` blocks, "tool" messages as `tool_result` blocks in the next user turn (the
+results of one turn's calls, and any user text after them, in one user message, as the
+API asks); the reply's `tool_use` blocks come back as ToolCalls, their input as JSON.
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 from typing import Any, Sequence
 
-import anthropic
-
 from harness.models import _api
-from harness.models.base import Completion, Message, ModelConfigError, ModelSettings, Usage
+from harness.models.base import Capabilities, ChatModel, Completion, Message, ModelConfigError, ModelSettings, Usage
 from harness.models.limiter import RateLimiter
 from harness.models.prices import cost_usd, load_table, lookup, price_for
+from harness.models.tools import TOOL_CHOICE_MODES, ToolCall, ToolSpec, check_tool_choice
 
 KEY_ENV = "ANTHROPIC_API_KEY"
 _EPHEMERAL = {"type": "ephemeral"}
 
 
-class AnthropicModel:
-    serialised = False  # calls run concurrently, bounded only by the limiter
+class AnthropicModel(ChatModel):
+    """Calls run concurrently, bounded only by the limiter."""
+
+    usage = "anthropic:<model>[@<base-url>]"
+    requires = ("anthropic",)
+    install_hint = "needs the anthropic SDK: pip install anthropic"
+    # The Messages API has no seed; its answers are never reproducible by one.
+    capabilities = Capabilities(tools=True, seeds=False, streaming=False, prompt_cache=True, remote_api=True)
+
+    @classmethod
+    def open(cls, argument: str | None, settings: ModelSettings) -> "AnthropicModel":
+        """`argument` is what follows `anthropic:`."""
+        model_id, base_url = _api.split_model_url(argument or "", "anthropic")
+        key = os.environ.get(KEY_ENV, "").strip()
+        if not key:
+            raise ModelConfigError(
+                f"anthropic:{model_id} needs an API key: set {KEY_ENV} in the environment"
+            )
+        return cls(model_id, settings, api_key=key, base_url=base_url)
 
     def __init__(
         self,
@@ -37,6 +59,9 @@ class AnthropicModel:
         api_key: str,
         base_url: str | None = None,
     ) -> None:
+        import anthropic
+
+        self._sdk = anthropic
         self.model_id = model_id
         self.spec = f"anthropic:{model_id}" + (f"@{base_url}" if base_url else "")
         self._settings = settings
@@ -45,7 +70,7 @@ class AnthropicModel:
             api_key=api_key,
             base_url=base_url,  # None: the SDK's default (or ANTHROPIC_BASE_URL)
             timeout=settings.timeout_s,
-            max_retries=settings.max_retries,
+            max_retries=0,  # retried and counted by _api.send
         )
         self._limiter = settings.limiter if settings.limiter is not None else RateLimiter(
             settings.requests_per_minute, settings.tokens_per_minute
@@ -57,7 +82,8 @@ class AnthropicModel:
 
     def describe(self) -> dict[str, Any]:
         """What run.json records of the model (see _api.describe)."""
-        return _api.describe(anthropic, self.spec, self.identity, self._client.base_url, self._served_model)
+        return {**super().describe(),
+                **_api.describe(self._sdk, self.spec, self.identity, self._client.base_url, self._served_model)}
 
     @property
     def identity(self) -> str:
@@ -80,13 +106,22 @@ class AnthropicModel:
         max_tokens: int,
         temperature: float,
         stop: Sequence[str] | None,
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: str = "auto",
     ) -> dict[str, Any]:
         """The keyword arguments of `messages.create` for one call."""
         body: dict[str, Any] = {
             "model": self.model_id,
             "max_tokens": max_tokens,
-            "messages": [_message(m) for m in messages],
+            "messages": anthropic_messages(messages),
         }
+        if tools:
+            check_tool_choice(tool_choice, tools)
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.to_dict()["parameters"]}
+                for t in tools
+            ]
+            body["tool_choice"] = _tool_choice(tool_choice)
         if system:
             body["system"] = [{"type": "text", "text": system, "cache_control": _EPHEMERAL}]
         if stop:
@@ -112,14 +147,17 @@ class AnthropicModel:
         temperature: float = 0.0,
         stop: Sequence[str] | None = None,
         seed: int | None = None,  # the Messages API has no seed; it is part of the cache key only
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: str = "auto",
     ) -> Completion:
         body = self.request_body(
-            messages, system=system, max_tokens=max_tokens, temperature=temperature, stop=stop
+            messages, system=system, max_tokens=max_tokens, temperature=temperature, stop=stop,
+            tools=tools, tool_choice=tool_choice,
         )
-        reply, latency, ticket = _api.send(
-            anthropic, self.spec, self._settings, self._limiter,
+        reply, latency, ticket, retries = _api.send(
+            self._sdk, self.spec, self._settings, self._limiter,
             lambda: self._client.messages.create(**body),
-            system=system, messages=messages, max_tokens=max_tokens,
+            system=system, messages=messages, max_tokens=max_tokens, tools=tools,
         )
         raw_usage = reply.usage
         usage = Usage(
@@ -132,6 +170,10 @@ class AnthropicModel:
             ticket.settle(usage.input_tokens + usage.output_tokens
                           + usage.cache_read_tokens + usage.cache_write_tokens)
         text = "".join(block.text for block in reply.content if block.type == "text")
+        calls = tuple(
+            ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input, ensure_ascii=False))
+            for block in reply.content if block.type == "tool_use"
+        )
         text, reason = _api.cap_reply(
             self.spec, text, max_tokens, _api.stop_reason(reply.stop_reason)
         )
@@ -147,26 +189,66 @@ class AnthropicModel:
             cost_usd=cost_usd(usage, price),
             stop_reason=reason,
             temperature_ignored=not self.accepts_temperature,
+            tool_calls=calls,
+            retries=retries,
         )
 
     def close(self) -> None:
         self._client.close()
 
 
-def _message(m: Message) -> dict[str, Any]:
+def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The Messages API's `messages`: tool results (and any user text after them) join
+    one user turn; an assistant's calls are tool_use blocks after its text."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            block = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
+            _append_user_block(out, block)
+        elif m.role == "user" and out and out[-1]["role"] == "user" and _has_tool_results(out[-1]):
+            _append_user_block(out, _text_block(m))
+        elif m.tool_calls:
+            blocks: list[dict[str, Any]] = [_text_block(m)] if m.content else []
+            blocks.extend({"type": "tool_use", "id": c.id, "name": c.name, "input": _input_of(c)}
+                          for c in m.tool_calls)
+            out.append({"role": "assistant", "content": blocks})
+        elif m.cache_prefix:
+            out.append({"role": m.role, "content": [_text_block(m)]})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def _text_block(m: Message) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "text", "text": m.content}
     if m.cache_prefix:
-        block = {"type": "text", "text": m.content, "cache_control": _EPHEMERAL}
-        return {"role": m.role, "content": [block]}
-    return {"role": m.role, "content": m.content}
+        block["cache_control"] = _EPHEMERAL
+    return block
 
 
-def open_anthropic(rest: str, settings: ModelSettings) -> AnthropicModel:
-    """Factory for the registry: `rest` is what follows `anthropic:`."""
-    model_id, base_url = _api.split_model_url(rest, "anthropic")
-    key = os.environ.get(KEY_ENV, "").strip()
-    if not key:
-        raise ModelConfigError(
-            f"anthropic:{model_id} needs an API key: set {KEY_ENV} in the environment"
-        )
-    return AnthropicModel(model_id, settings, api_key=key, base_url=base_url)
+def _has_tool_results(message: dict[str, Any]) -> bool:
+    content = message["content"]
+    return isinstance(content, list) and any(b.get("type") == "tool_result" for b in content)
 
+
+def _append_user_block(out: list[dict[str, Any]], block: dict[str, Any]) -> None:
+    if out and out[-1]["role"] == "user" and _has_tool_results(out[-1]):
+        out[-1]["content"].append(block)
+    else:
+        out.append({"role": "user", "content": [block]})
+
+
+def _input_of(call: ToolCall) -> dict[str, Any]:
+    """A call's arguments as the object tool_use needs; arguments that were not a JSON
+    object (a model's malformed call from another backend) are kept as one string."""
+    try:
+        value = json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {"raw_arguments": call.arguments}
+
+
+def _tool_choice(tool_choice: str) -> dict[str, str]:
+    if tool_choice in TOOL_CHOICE_MODES:
+        return {"type": {"auto": "auto", "required": "any", "none": "none"}[tool_choice]}
+    return {"type": "tool", "name": tool_choice}

@@ -1,20 +1,49 @@
-"""The ChatModel contract shared by every backend."""
+"""The ChatModel contract shared by every backend.
+
+A backend is a subclass of ChatModel. Its class declares how a spec names it (`usage`,
+`argument`), what it needs installed (`requires`, `install_hint`) and what it can do
+(`capabilities`), so the registry can answer "is this spec a remote API?" without
+opening anything; `open(argument, settings)` makes an instance.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, ClassVar, Literal, Mapping, NamedTuple, Sequence
 
-Role = Literal["user", "assistant"]
+from harness.models.tools import ToolCall, ToolSpec
+
+Role = Literal["user", "assistant", "tool"]
+ROLES = ("user", "assistant", "tool")
+TOOL_PROTOCOLS = ("native", "text", "auto")
 
 
 @dataclass(frozen=True)
 class Message:
+    """One turn. An assistant turn may carry `tool_calls`; a "tool" turn is the result
+    of the call whose id is `tool_call_id` (`name`: that call's tool)."""
+
     role: Role
     content: str
     # Marks the end of the stable prefix of a conversation (system + task): backends
     # with prompt caching (Anthropic) put their cache breakpoint here.
     cache_prefix: bool = False
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"message role {self.role!r} is not one of {', '.join(ROLES)}")
+        if not isinstance(self.tool_calls, tuple):
+            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError(f"a {self.role} message cannot carry tool calls (only an assistant message)")
+        if self.role == "tool" and not self.tool_call_id:
+            raise ValueError("a tool message (a tool's result) needs the tool_call_id of its call")
+        if self.role != "tool" and self.tool_call_id is not None:
+            raise ValueError(f"a {self.role} message has no tool_call_id (only a tool message)")
 
 
 def valid_text(text: str) -> str:
@@ -24,6 +53,14 @@ def valid_text(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+class Retry(NamedTuple):
+    """One failed attempt that was retried: its status ("429", "500", "503", ...,
+    "timeout", "connection") and the seconds waited before the next attempt."""
+
+    status: str
+    waited_s: float
 
 
 @dataclass(frozen=True)
@@ -54,20 +91,90 @@ class Completion:
     # The backend sent no temperature (the model ignores or rejects it): the model
     # sampled at its own default, whatever was asked. Such answers are not cached.
     temperature_ignored: bool = False
+    # The calls the model asked for (natively, or parsed from its text by the text
+    # protocol); empty when it asked for none.
+    tool_calls: tuple[ToolCall, ...] = ()
+    # Text protocol only: why the reply gave no usable call although it tried (an
+    # unclosed block, a block that is not JSON, ...); None otherwise.
+    tool_parse_error: str | None = None
+    # The failed attempts the backend retried before this answer (empty on a cache hit).
+    retries: tuple[Retry, ...] = ()
 
     def __post_init__(self) -> None:
         # A reply can carry lone surrogates (an API's JSON may hold "\ud800", a local
         # model may cut a character in half); text that is not valid UTF-8 would stop
         # the first writer that stores it. Every reply is valid text from here on.
         object.__setattr__(self, "text", valid_text(self.text))
+        if not isinstance(self.tool_calls, tuple):
+            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        if not isinstance(self.retries, tuple):
+            object.__setattr__(self, "retries", tuple(Retry(*r) for r in self.retries))
 
 
-@runtime_checkable
-class ChatModel(Protocol):
-    """One abstract call. Implementations are safe to call from many threads."""
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do. Declared on the class (the registry reads it without
+    opening a model); an instance may refine it (the local model knows its context)."""
 
-    spec: str  # the spec string it was opened with, e.g. "anthropic:claude-sonnet-4-5"
+    tools: bool = False  # native tool calls (else the text protocol serves them)
+    seeds: bool = False  # a seed makes sampled answers reproducible
+    streaming: bool = False  # can stream replies (ModelSettings.stream)
+    prompt_cache: bool = False  # reuses a prompt prefix across calls (provider or engine)
+    # A remote API reached with a key from this process's environment: the key must be
+    # kept from the unsafe process sandbox (config.py refuses that pairing).
+    remote_api: bool = False
+    context_tokens: int | None = None  # the context window, when known
 
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class ChatModel(ABC):
+    """One abstract call, `complete`; implementations are safe to call from many threads.
+
+    Subclasses declare, at class level: `usage` (how a spec names the backend, for
+    messages), `argument` ("required", "optional" or "none": the part after the
+    colon), `requires` (modules it imports) with an `install_hint`, and
+    `capabilities`; and implement `open` (the registry's factory) and `complete`.
+    """
+
+    usage: ClassVar[str] = "<prefix>:<argument>"
+    argument: ClassVar[str] = "required"
+    requires: ClassVar[tuple[str, ...]] = ()
+    install_hint: ClassVar[str] = ""
+    capabilities: Capabilities = Capabilities()  # the class's declaration; instances may refine it
+
+    spec: str = ""  # the spec string it was opened with, e.g. "anthropic:claude-sonnet-4-5"
+    # False once the backend knows the model samples at its own default temperature.
+    accepts_temperature: bool = True
+    # A line for the run's start saying how calls overlap (the local engine's slots).
+    concurrency_note: str | None = None
+
+    @classmethod
+    def open(cls, argument: str | None, settings: "ModelSettings") -> "ChatModel":
+        """The registry's factory: `argument` is what follows `<prefix>:` (None without a colon)."""
+        raise ModelConfigError(f"{cls.__name__} cannot be opened from a spec")
+
+    @property
+    def identity(self) -> str:
+        """What decides the answers (the response cache keys on it); by default the spec."""
+        return self.spec
+
+    @property
+    def preferred_tool_protocol(self) -> str:
+        """The tool protocol `tool_protocol = "auto"` picks: "native" or "text"."""
+        return "native" if self.capabilities.tools else "text"
+
+    def describe(self) -> dict[str, Any]:
+        """What run.json records of the model ("model_identity"); backends add their facts."""
+        return {
+            "spec": self.spec,
+            "identity": self.identity,
+            "capabilities": self.capabilities.to_dict(),
+            "tool_protocol": "native" if self.capabilities.tools else "none",
+        }
+
+    @abstractmethod
     def complete(
         self,
         messages: Sequence[Message],
@@ -77,13 +184,25 @@ class ChatModel(Protocol):
         temperature: float = 0.0,
         stop: Sequence[str] | None = None,
         seed: int | None = None,
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: str = "auto",
     ) -> Completion: ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        pass
 
 
 class ModelError(RuntimeError):
-    """A call failed after the backend's retries; the run records it and goes on."""
+    """A call failed after the backend's retries; the run records it and goes on.
+
+    `retries`: the failed attempts retried before giving up; `status`: the last
+    attempt's ("429", "500", "timeout", "connection", ...), None when not an HTTP call.
+    """
+
+    def __init__(self, message: str, *, retries: Sequence[Retry] = (), status: str | None = None) -> None:
+        super().__init__(message)
+        self.retries: tuple[Retry, ...] = tuple(Retry(*r) for r in retries)
+        self.status = status
 
 
 class ModelConfigError(ValueError):
@@ -123,3 +242,9 @@ class ModelSettings:
     # A limiter shared beyond this model (e.g. one for a whole Ray cluster); None: the
     # model makes its own RateLimiter from requests_per_minute / tokens_per_minute.
     limiter: Any = None
+    # How tool calls reach the model: "native" (the backend's own tool calls), "text"
+    # (the text protocol, harness/models/text_tools.py) or "auto" (the model's
+    # preferred one: the catalogue's per-model choice for a local model, else native
+    # where the backend has tool calls).
+    tool_protocol: str = "auto"
+    stream: bool = False  # stream replies where the backend can (openai)

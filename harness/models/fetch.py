@@ -49,6 +49,9 @@ class LocalModelInfo:
     size: int
     sha256: str
     chunks: tuple[Chunk, ...]
+    # How the model calls tools best, as measured (bench/tool_protocol.py): "native"
+    # or "text"; what `tool_protocol = "auto"` picks. None: not measured (native).
+    tool_protocol: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ def catalogue() -> dict[str, LocalModelInfo]:
             size=int(row["size"]),
             sha256=row["sha256"].lower(),
             chunks=tuple(Chunk(c["package"], c["version"], c["member"]) for c in row["chunks"]),
+            tool_protocol=row.get("tool_protocol"),
         )
     return out
 

@@ -17,6 +17,13 @@ bits of the arithmetic, is off). With more slots, llama.cpp's arithmetic depends
 else is in the batch, so a greedy answer can differ from the one-slot answer: the model
 says so (`batch_dependent`), its identity (what the response cache keys on) says so, and
 `--reproducible` (one slot) gives answers that depend on the request alone.
+
+Tool calls: the request carries OpenAI-style `tools` / `tool_choice`, and the engine's
+server, with its Jinja templates on, renders them with the GGUF's chat template and
+parses the model's calls back into OpenAI-style `tool_calls` (for Qwen2.5-Coder
+through its Hermes-2-Pro handler). Whether a model calls tools better natively or with
+the text protocol is measured per model (bench/tool_protocol.py): the catalogue's
+`tool_protocol` is what `tool_protocol = "auto"` picks for it.
 """
 from __future__ import annotations
 
@@ -36,6 +43,8 @@ from typing import Any, Sequence
 from harness.hostinfo import available_cores
 from harness.models import _api
 from harness.models.base import (
+    Capabilities,
+    ChatModel,
     Completion,
     Message,
     ModelConfigError,
@@ -52,7 +61,12 @@ from harness.models.fetch import (
     resolve_models_dir,
 )
 from harness.models.gguf import GGUFError, context_length, read_metadata
-from harness.models.registry import LOCAL_INSTALL_HINT
+from harness.models.tools import ToolSpec, check_tool_choice
+
+LOCAL_INSTALL_HINT = (
+    "the local model needs the xllamacpp engine: pip install xllamacpp "
+    "(a prebuilt wheel, nothing to compile; GPU wheels: see README)"
+)
 
 log = logging.getLogger("harness.models")
 
@@ -78,8 +92,18 @@ def engine_version() -> str:
         return str(getattr(xllamacpp, "__version__", "unknown"))
 
 
-class LocalModel:
-    serialised = False  # calls overlap, up to `slots` at a time
+class LocalModel(ChatModel):
+    """Calls overlap, up to `slots` at a time."""
+
+    usage = "local[:<name or path.gguf>]"
+    argument = "optional"
+    requires = ("xllamacpp",)
+    install_hint = LOCAL_INSTALL_HINT
+    capabilities = Capabilities(tools=True, seeds=True, streaming=False, prompt_cache=False, remote_api=False)
+
+    @classmethod
+    def open(cls, argument: str | None, settings: ModelSettings) -> "LocalModel":
+        return open_local(argument, settings)
 
     def __init__(
         self, path: Path, settings: ModelSettings, *, spec: str, sha256: str | None = None
@@ -110,6 +134,13 @@ class LocalModel:
         trained = context_length(meta)
         self.n_ctx = min(settings.n_ctx, trained) if trained else settings.n_ctx  # per slot
         self.engine_version = engine_version()
+        self.capabilities = Capabilities(
+            tools=True, seeds=True, streaming=False, prompt_cache=self.prompt_cache, remote_api=False,
+            context_tokens=self.n_ctx,
+        )
+        # The catalogue's measured choice for this file (by its sha256), whatever name opened it.
+        known = next((m for m in catalogue().values() if m.sha256 == self.sha256), None)
+        self._tool_protocol = known.tool_protocol if known is not None and known.tool_protocol else "native"
         started = time.monotonic()
         self._server, self._socket_dir = _start(path, self, spec)
         # The socket's folder goes with the model, closed or not (at the latest when
@@ -138,8 +169,13 @@ class LocalModel:
         tail = ":batched" if self.batch_dependent else ""
         return f"local:sha256:{self.sha256}:{ENGINE}-{self.engine_version}{tail}"
 
+    @property
+    def preferred_tool_protocol(self) -> str:
+        return self._tool_protocol
+
     def describe(self) -> dict[str, Any]:
         return {
+            **super().describe(),
             "spec": self.spec,
             "identity": self.identity,
             "engine": ENGINE,
@@ -159,13 +195,11 @@ class LocalModel:
         temperature: float = 0.0,
         stop: Sequence[str] | None = None,
         seed: int | None = None,
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: str = "auto",
     ) -> Completion:
-        chat: list[dict[str, str]] = []
-        if system:
-            chat.append({"role": "system", "content": system})
-        chat.extend({"role": m.role, "content": m.content} for m in messages)
-        request = {
-            "messages": chat,
+        request: dict[str, Any] = {
+            "messages": _api.openai_messages(system, messages),
             "max_tokens": max_tokens,
             "temperature": temperature,
             # Every call carries its seed, so its answer does not depend on call order.
@@ -173,6 +207,10 @@ class LocalModel:
             "stop": list(stop) if stop else [],
             "cache_prompt": self.prompt_cache,
         }
+        if tools:
+            check_tool_choice(tool_choice, tools)
+            request["tools"] = _api.openai_tools(tools)
+            request["tool_choice"] = _api.openai_tool_choice(tool_choice)
         with self._idle:
             if self._closed:
                 raise ModelError(f"{self.spec}: the model was closed")
@@ -195,9 +233,10 @@ class LocalModel:
         if "error" in out or "choices" not in out:
             raise ModelError(self._error_message(out))
         choice = out["choices"][0]
+        message = choice.get("message") or {}
         raw_usage = out.get("usage") or {}
         text, reason = _api.cap_reply(
-            self.spec, choice.get("message", {}).get("content") or "", max_tokens,
+            self.spec, message.get("content") or "", max_tokens,
             _api.stop_reason(choice.get("finish_reason")),
         )
         return Completion(
@@ -210,6 +249,7 @@ class LocalModel:
             latency_s=latency,
             cost_usd=0.0,
             stop_reason=reason,
+            tool_calls=_api.openai_tool_calls(message.get("tool_calls")),
         )
 
     def _error_message(self, out: dict[str, Any]) -> str:

@@ -8,19 +8,26 @@ OPENAI_BASE_URL) is used, and a key is required.
 A model that rejects the temperature (HTTP 400 naming it, as reasoning models do) is
 asked again without one; from then on the backend sends none, warns once, and each
 Completion says `temperature_ignored` (the model samples at its own default).
+
+Tool calls: ToolSpecs go as `tools` (function tools), an assistant message's calls as
+its `tool_calls`, "tool" messages as role "tool" with their `tool_call_id`; the reply's
+`tool_calls` come back as ToolCalls with the arguments exactly as the server sent them.
+With ModelSettings.stream the reply is streamed and assembled here: text deltas joined,
+tool-call deltas accumulated by their index (id and name from the first, the arguments'
+fragments concatenated), usage from the final chunk (`stream_options.include_usage`).
 """
 from __future__ import annotations
 
 import os
 import threading
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-import openai
-
 from harness.models import _api
-from harness.models.base import Completion, Message, ModelConfigError, ModelError, ModelSettings, Usage
+from harness.models.base import Capabilities, ChatModel, Completion, Message, ModelConfigError, ModelError, ModelSettings, Usage
 from harness.models.limiter import RateLimiter
 from harness.models.prices import cost_usd, price_for
+from harness.models.tools import ToolCall, ToolSpec, check_tool_choice
 
 KEY_ENV = "OPENAI_API_KEY"
 _NO_KEY = "no-key"  # local servers ignore the key, but the SDK insists on one
@@ -31,9 +38,28 @@ def _rejects_temperature(error: ModelError) -> bool:
     return "HTTP 400" in text and "temperature" in text.lower()
 
 
-class OpenAIModel:
-    serialised = False
+class OpenAIModel(ChatModel):
+    usage = "openai:<model>@<base-url>"
+    requires = ("openai",)
+    install_hint = "needs the openai SDK: pip install openai"
+    # A remote API by declaration: even a server on this machine is reached with
+    # OPENAI_API_KEY from the environment when it is set.
+    capabilities = Capabilities(tools=True, seeds=True, streaming=True, prompt_cache=True, remote_api=True)
     accepts_temperature = True  # until the server rejects one
+
+    @classmethod
+    def open(cls, argument: str | None, settings: ModelSettings) -> "OpenAIModel":
+        """`argument` is what follows `openai:`."""
+        model_id, base_url = _api.split_model_url(argument or "", "openai")
+        key = os.environ.get(KEY_ENV, "").strip()
+        if not key:
+            if base_url is None and not os.environ.get("OPENAI_BASE_URL"):
+                raise ModelConfigError(
+                    f"openai:{model_id} without a base URL talks to api.openai.com and needs "
+                    f"{KEY_ENV}; set it, or name your server: openai:{model_id}@http://host:port/v1"
+                )
+            key = _NO_KEY
+        return cls(model_id, settings, api_key=key, base_url=base_url)
 
     def __init__(
         self,
@@ -43,6 +69,9 @@ class OpenAIModel:
         api_key: str,
         base_url: str | None = None,
     ) -> None:
+        import openai
+
+        self._sdk = openai
         self.model_id = model_id
         self.spec = f"openai:{model_id}" + (f"@{base_url}" if base_url else "")
         self._settings = settings
@@ -51,7 +80,7 @@ class OpenAIModel:
             api_key=api_key,
             base_url=base_url,
             timeout=settings.timeout_s,
-            max_retries=settings.max_retries,
+            max_retries=0,  # retried and counted by _api.send
         )
         self._limiter = settings.limiter if settings.limiter is not None else RateLimiter(
             settings.requests_per_minute, settings.tokens_per_minute
@@ -60,7 +89,11 @@ class OpenAIModel:
 
     def describe(self) -> dict[str, Any]:
         """What run.json records of the model (see _api.describe)."""
-        return _api.describe(openai, self.spec, self.identity, self._client.base_url, self._served_model)
+        found = {**super().describe(),
+                 **_api.describe(self._sdk, self.spec, self.identity, self._client.base_url, self._served_model)}
+        if self._settings.stream:
+            found["stream"] = True
+        return found
 
     @property
     def identity(self) -> str:
@@ -84,14 +117,12 @@ class OpenAIModel:
         temperature: float = 0.0,
         stop: Sequence[str] | None = None,
         seed: int | None = None,
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: str = "auto",
     ) -> Completion:
-        chat: list[dict[str, Any]] = []
-        if system:
-            chat.append({"role": "system", "content": system})
-        chat.extend({"role": m.role, "content": m.content} for m in messages)
         kwargs: dict[str, Any] = {
             "model": self.model_id,
-            "messages": chat,
+            "messages": _api.openai_messages(system, messages),
             # `max_tokens`, not `max_completion_tokens`: the compatible servers (vLLM,
             # Ollama, llama-server) all read the older name.
             "max_tokens": max_tokens,
@@ -102,16 +133,27 @@ class OpenAIModel:
             kwargs["stop"] = list(stop)
         if seed is not None:
             kwargs["seed"] = seed
+        if tools:
+            check_tool_choice(tool_choice, tools)
+            kwargs["tools"] = _api.openai_tools(tools)
+            kwargs["tool_choice"] = _api.openai_tool_choice(tool_choice)
+        streaming = self._settings.stream
+        if streaming:
+            kwargs["stream"] = True
+            kwargs["stream_options"] = {"include_usage": True}
 
-        def send() -> tuple[Any, float, Any]:
+        def request() -> Any:
+            reply = self._client.chat.completions.create(**kwargs)
+            return _assemble(reply) if streaming else reply
+
+        def send() -> tuple[Any, float, Any, tuple]:
             return _api.send(
-                openai, self.spec, self._settings, self._limiter,
-                lambda: self._client.chat.completions.create(**kwargs),
-                system=system, messages=messages, max_tokens=max_tokens,
+                self._sdk, self.spec, self._settings, self._limiter, request,
+                system=system, messages=messages, max_tokens=max_tokens, tools=tools,
             )
 
         try:
-            reply, latency, ticket = send()
+            reply, latency, ticket, retries = send()
         except ModelError as exc:
             if "temperature" not in kwargs or not _rejects_temperature(exc):
                 raise
@@ -123,10 +165,12 @@ class OpenAIModel:
                         "(records say temperature_used null; its answers are not cached)", self.spec,
                     )
             kwargs.pop("temperature")
-            reply, latency, ticket = send()
-        if not getattr(reply, "choices", None):
-            raise ModelError(f"{self.spec}: the server answered with no choices")
-        choice = reply.choices[0]
+            reply, latency, ticket, more = send()
+            retries = exc.retries + more
+        choices = reply.choices if isinstance(reply, _Assembled) else getattr(reply, "choices", None)
+        if not choices:
+            raise ModelError(f"{self.spec}: the server answered with no choices", retries=retries)
+        choice = choices[0]
         usage = _usage(reply.usage)
         if ticket is not None:
             ticket.settle(usage.input_tokens + usage.output_tokens + usage.cache_read_tokens)
@@ -145,6 +189,8 @@ class OpenAIModel:
             cost_usd=cost_usd(usage, price),
             stop_reason=reason,
             temperature_ignored="temperature" not in kwargs,
+            tool_calls=_api.openai_tool_calls(choice.message.tool_calls),
+            retries=retries,
         )
 
     def close(self) -> None:
@@ -165,15 +211,65 @@ def _usage(raw: Any) -> Usage:
     )
 
 
-def open_openai(rest: str, settings: ModelSettings) -> OpenAIModel:
-    """Factory for the registry: `rest` is what follows `openai:`."""
-    model_id, base_url = _api.split_model_url(rest, "openai")
-    key = os.environ.get(KEY_ENV, "").strip()
-    if not key:
-        if base_url is None and not os.environ.get("OPENAI_BASE_URL"):
-            raise ModelConfigError(
-                f"openai:{model_id} without a base URL talks to api.openai.com and needs "
-                f"{KEY_ENV}; set it, or name your server: openai:{model_id}@http://host:port/v1"
-            )
-        key = _NO_KEY
-    return OpenAIModel(model_id, settings, api_key=key, base_url=base_url)
+@dataclass
+class _Message:
+    content: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _Choice:
+    message: _Message = field(default_factory=_Message)
+    finish_reason: str | None = None
+
+
+@dataclass
+class _Assembled:
+    """A streamed reply, put together in the shape of a non-streamed one."""
+
+    model: str | None = None
+    usage: Any = None
+    choices: list[_Choice] = field(default_factory=list)
+
+
+def _assemble(stream: Any) -> _Assembled:
+    """Reads a chat-completions stream to its end: text deltas joined, tool-call deltas
+    accumulated by index (the first delta of a call has its id and name, later ones
+    fragments of its arguments), the finish reason and the usage of the last chunks."""
+    out = _Assembled()
+    choice = _Choice()
+    calls: dict[int, dict[str, Any]] = {}
+    text: list[str] = []
+    try:
+        for chunk in stream:
+            out.model = out.model or getattr(chunk, "model", None)
+            if getattr(chunk, "usage", None) is not None:
+                out.usage = chunk.usage
+            for part in getattr(chunk, "choices", None) or ():
+                if part.index != 0:
+                    continue
+                delta = part.delta
+                if delta is not None:
+                    if delta.content:
+                        text.append(delta.content)
+                    for tc in delta.tool_calls or ():
+                        index = tc.index if tc.index is not None else len(calls)
+                        call = calls.setdefault(index, {"id": None, "function": {"name": "", "arguments": ""}})
+                        if tc.id:
+                            call["id"] = tc.id
+                        if tc.function is not None:
+                            if tc.function.name:
+                                call["function"]["name"] += tc.function.name
+                            if tc.function.arguments:
+                                call["function"]["arguments"] += tc.function.arguments
+                if part.finish_reason:
+                    choice.finish_reason = part.finish_reason
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+    choice.message = _Message("".join(text), [calls[i] for i in sorted(calls)])
+    out.choices = [choice]
+    return out
+
+

@@ -1,111 +1,194 @@
-"""Model backends by spec prefix, imported lazily.
+"""Model backends by spec prefix, imported lazily, extensible through entry points.
 
-`open_model("anthropic:claude-sonnet-4-5", settings)` finds the backend registered for
-the prefix before the first colon, checks its optional dependencies (with an install
-hint when one is missing), imports its module and calls its factory with the rest of
-the spec. Every configuration problem (unknown prefix, missing key, bad path, model
-not fetched) is a ModelConfigError raised here, at open time.
+`open_model("anthropic:claude-sonnet-4-5", settings)` finds the backend class registered
+for the prefix before the first colon, checks the modules it declares it `requires`
+(with its install hint when one is missing), and calls its `open` with the rest of the
+spec. Every configuration problem (unknown prefix, missing key, bad path, model not
+fetched) is a ModelConfigError raised here, at open time.
+
+Another package adds a backend without forking, through the entry point group
+`reflexion_harness.models`: the name is the spec prefix, the value `package.module:Class`
+(a ChatModel subclass), e.g. in its pyproject.toml:
+
+    [project.entry-points."reflexion_harness.models"]
+    mybackend = "my_package.backend:MyModel"
+
+A prefix is registered once: a second registration (in code or by another package) is
+refused with both origins named.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import threading
 from dataclasses import dataclass
-from typing import Callable
+from importlib import metadata
+from typing import Mapping, Union
 
 from harness.models.base import ChatModel, ModelConfigError, ModelSettings
 
-LOCAL_INSTALL_HINT = (
-    "the local model needs the xllamacpp engine: pip install xllamacpp "
-    "(a prebuilt wheel, nothing to compile; GPU wheels: see README)"
-)
+ENTRY_POINT_GROUP = "reflexion_harness.models"
 
-Factory = Callable[[str | None, ModelSettings], ChatModel]
+Target = Union[str, type]  # "package.module:Class", or the class itself
+
+BUILTIN_BACKENDS: dict[str, str] = {
+    "anthropic": "harness.models.anthropic_backend:AnthropicModel",
+    "openai": "harness.models.openai_backend:OpenAIModel",
+    "local": "harness.models.local_backend:LocalModel",
+    "scripted": "harness.models.scripted:ScriptedModel",
+}
 
 
 @dataclass(frozen=True)
-class Backend:
-    prefix: str  # the spec prefix, without the colon
-    target: str  # "package.module:factory"; the factory takes (rest of spec or None, settings)
-    usage: str  # how a spec for it is written, for error messages
-    argument: str = "required"  # "required", "optional" or "none": the part after the colon
-    requires: tuple[str, ...] = ()  # importable modules the backend needs
-    install_hint: str = ""
+class _Entry:
+    target: Target
+    origin: str  # where the registration came from, for messages
 
 
 class ModelRegistry:
-    def __init__(self, backends: tuple[Backend, ...] = ()) -> None:
-        self._backends: dict[str, Backend] = {}
-        for backend in backends:
-            self.register(backend)
+    """Prefix -> backend class. `entry_points=True` adds the installed packages'
+    backends (group `reflexion_harness.models`) the first time the registry is read."""
 
-    def register(self, backend: Backend) -> None:
-        if backend.prefix in self._backends:
-            raise ValueError(
-                f"model backend prefix {backend.prefix!r} is already registered "
-                f"(by {self._backends[backend.prefix].target})"
-            )
-        if not backend.prefix or ":" in backend.prefix:
-            raise ValueError(f"bad model backend prefix {backend.prefix!r}")
-        self._backends[backend.prefix] = backend
+    def __init__(self, backends: Mapping[str, Target] | None = None, *, entry_points: bool = False) -> None:
+        self._entries: dict[str, _Entry] = {}
+        self._classes: dict[str, type[ChatModel]] = {}
+        self._lock = threading.RLock()
+        self._entry_points_pending = entry_points
+        for prefix, target in (backends or {}).items():
+            self.register(prefix, target, origin="harness")
 
+    def register(self, prefix: str, target: Target, *, origin: str = "") -> None:
+        """Adds a backend; a prefix already taken is refused (ValueError)."""
+        if not prefix or ":" in prefix or prefix != prefix.strip():
+            raise ValueError(f"bad model backend prefix {prefix!r}")
+        if isinstance(target, str) and ":" not in target:
+            raise ValueError(f"model backend {prefix!r}: target {target!r} is not 'package.module:Class'")
+        if not isinstance(target, str) and not (isinstance(target, type) and issubclass(target, ChatModel)):
+            raise ValueError(f"model backend {prefix!r}: {target!r} is not a ChatModel subclass")
+        with self._lock:
+            known = self._entries.get(prefix)
+            if known is not None:
+                raise ValueError(
+                    f"model backend prefix {prefix!r} is already registered by {_name(known.target)}"
+                    f"{f' ({known.origin})' if known.origin else ''}; refused: {_name(target)}"
+                    f"{f' ({origin})' if origin else ''}"
+                )
+            self._entries[prefix] = _Entry(target, origin)
+
+    # -- reading
     def prefixes(self) -> list[str]:
-        return sorted(self._backends)
+        self._load_entry_points()
+        return sorted(self._entries)
 
     def usages(self) -> list[str]:
-        return [self._backends[p].usage for p in self.prefixes()]
+        out = []
+        for prefix in self.prefixes():
+            try:
+                out.append(self.backend(prefix).usage)
+            except ModelConfigError:
+                out.append(f"{prefix}:...")
+        return out
+
+    def backend(self, prefix: str) -> type[ChatModel]:
+        """The class registered for `prefix`, imported now if not yet."""
+        self._load_entry_points()
+        with self._lock:
+            if prefix in self._classes:
+                return self._classes[prefix]
+            entry = self._entries.get(prefix)
+        if entry is None:
+            raise ModelConfigError(
+                f"unknown model backend {prefix!r}; a model spec is one of: {', '.join(self.usages())}"
+            )
+        cls = _load(prefix, entry)
+        with self._lock:
+            self._classes[prefix] = cls
+        return cls
+
+    def remote_api(self, spec: str) -> bool | None:
+        """Whether the spec's backend declares itself a remote API (one that needs a key
+        kept from the process sandbox), read from its class without opening a model;
+        None when no backend answers for the spec."""
+        prefix = spec.strip().partition(":")[0]
+        try:
+            return bool(self.backend(prefix).capabilities.remote_api)
+        except ModelConfigError:
+            return None
 
     def open(self, spec: str, settings: ModelSettings) -> ChatModel:
         prefix, colon, rest = spec.strip().partition(":")
-        backend = self._backends.get(prefix)
-        if backend is None:
+        self._load_entry_points()
+        if prefix not in self._entries:
             raise ModelConfigError(
                 f"unknown model {spec!r}; a model spec is one of: {', '.join(self.usages())}"
             )
+        cls = self.backend(prefix)
         arg = rest if colon else None
-        if backend.argument == "required" and not arg:
-            raise ModelConfigError(f"model spec {spec!r} is incomplete; write {backend.usage}")
-        if backend.argument == "none" and colon:
-            raise ModelConfigError(f"model spec {spec!r} takes no argument; write {backend.usage}")
-        for module in backend.requires:
+        if cls.argument == "required" and not arg:
+            raise ModelConfigError(f"model spec {spec!r} is incomplete; write {cls.usage}")
+        if cls.argument == "none" and colon:
+            raise ModelConfigError(f"model spec {spec!r} takes no argument; write {cls.usage}")
+        for module in cls.requires:
             if importlib.util.find_spec(module) is None:
-                raise ModelConfigError(f"{spec}: {backend.install_hint or f'needs {module}'}")
-        module_name, _, attr = backend.target.partition(":")
-        factory: Factory = getattr(importlib.import_module(module_name), attr)
-        return factory(arg, settings)
+                raise ModelConfigError(f"{spec}: {cls.install_hint or f'needs the module {module}: pip install {module}'}")
+        return cls.open(arg, settings)
+
+    # -- plug-ins
+    def _load_entry_points(self) -> None:
+        with self._lock:
+            if not self._entry_points_pending:
+                return
+            self._entry_points_pending = False
+            seen: dict[tuple[str, str], None] = {}
+            for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+                if (ep.name, ep.value) in seen:
+                    continue  # the same distribution found twice on sys.path
+                seen[(ep.name, ep.value)] = None
+                dist = getattr(ep, "dist", None)
+                origin = f"entry point {ep.name} = {ep.value}" + (
+                    f" of {dist.metadata['Name']} {dist.version}" if dist is not None else "")
+                try:
+                    self.register(ep.name, ep.value, origin=origin)
+                except ValueError as exc:
+                    raise ModelConfigError(str(exc)) from None
 
 
-def _open_scripted(rest: str | None, settings: ModelSettings) -> ChatModel:
-    from harness.models.scripted import ScriptedModel
-
-    return ScriptedModel.from_file(rest or "")
-
-
-BUILTIN_BACKENDS: tuple[Backend, ...] = (
-    Backend(
-        "anthropic", "harness.models.anthropic_backend:open_anthropic",
-        usage="anthropic:<model>", requires=("anthropic",),
-        install_hint="needs the anthropic SDK: pip install anthropic",
-    ),
-    Backend(
-        "openai", "harness.models.openai_backend:open_openai",
-        usage="openai:<model>@<base-url>", requires=("openai",),
-        install_hint="needs the openai SDK: pip install openai",
-    ),
-    Backend(
-        "local", "harness.models.local_backend:open_local",
-        usage="local[:<path.gguf>]", argument="optional", requires=("xllamacpp",),
-        install_hint=LOCAL_INSTALL_HINT,
-    ),
-    Backend("scripted", "harness.models.registry:_open_scripted", usage="scripted:<file>"),
-)
-
-DEFAULT_REGISTRY = ModelRegistry(BUILTIN_BACKENDS)
+def _load(prefix: str, entry: _Entry) -> type[ChatModel]:
+    target = entry.target
+    if not isinstance(target, str):
+        return target
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        missing = f" (pip install {exc.name})" if getattr(exc, "name", None) else ""
+        raise ModelConfigError(
+            f"model backend {prefix!r} ({entry.origin or target}) cannot be imported: {exc}{missing}"
+        ) from None
+    cls = getattr(module, attr, None)
+    if not (isinstance(cls, type) and issubclass(cls, ChatModel)):
+        raise ModelConfigError(
+            f"model backend {prefix!r} ({entry.origin or target}): {target} is not a ChatModel subclass"
+        )
+    return cls
 
 
-def register_backend(backend: Backend) -> None:
-    """Add a backend to the default registry (e.g. from a plugin); duplicates are refused."""
-    DEFAULT_REGISTRY.register(backend)
+def _name(target: Target) -> str:
+    return target if isinstance(target, str) else f"{target.__module__}:{target.__qualname__}"
+
+
+DEFAULT_REGISTRY = ModelRegistry(BUILTIN_BACKENDS, entry_points=True)
+
+
+def register_backend(prefix: str, target: Target) -> None:
+    """Adds a backend to the default registry (a ChatModel subclass, or its
+    "package.module:Class"); a prefix already taken is refused."""
+    DEFAULT_REGISTRY.register(prefix, target, origin="register_backend")
+
+
+def is_remote_api(spec: str) -> bool | None:
+    """The default registry's answer: does `spec` name a remote API backend?"""
+    return DEFAULT_REGISTRY.remote_api(spec)
 
 
 def open_model(
@@ -114,11 +197,19 @@ def open_model(
     *,
     registry: ModelRegistry | None = None,
 ) -> ChatModel:
-    """Open the model named by `spec`; wrapped in the response cache when settings.cache_dir is set."""
+    """Opens the model named by `spec`: wrapped in the response cache when
+    settings.cache_dir is set, and in the text tool protocol when settings.tool_protocol
+    picks it (harness/models/text_tools.py)."""
+    from harness.models.text_tools import with_tool_protocol
+
     settings = settings or ModelSettings()
     model = (registry or DEFAULT_REGISTRY).open(spec, settings)
-    if settings.cache_dir is not None:
-        from harness.models.cache import CachedModel
+    try:
+        if settings.cache_dir is not None:
+            from harness.models.cache import CachedModel
 
-        model = CachedModel(model, settings.cache_dir, cache_all=settings.cache_all)
-    return model
+            model = CachedModel(model, settings.cache_dir, cache_all=settings.cache_all)
+        return with_tool_protocol(model, settings.tool_protocol)
+    except BaseException:
+        model.close()
+        raise

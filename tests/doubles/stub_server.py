@@ -11,7 +11,9 @@ next scripted behaviour (or the default one), and every request is recorded.
         stub.requests  # what arrived
 
 Routes: POST /v1/messages (Anthropic), POST /v1/chat/completions and
-/chat/completions (OpenAI). The Anthropic route also imitates prompt caching: a
+/chat/completions (OpenAI; a request with `"stream": true` is answered as server-sent
+events, the text and each tool call's arguments cut into small deltas). A Reply can
+carry tool calls (tool_use blocks / tool_calls). The Anthropic route also imitates prompt caching: a
 prefix ending in a `cache_control` block is a cache write the first time it is seen
 and a cache read afterwards, so usage accounting can be tested.
 """
@@ -49,11 +51,27 @@ class StubRequest:
 
 @dataclass(frozen=True)
 class Reply:
-    """Answer 200 with `text`, or with `text(request)` when it is a function."""
+    """Answer 200 with `text`, or with `text(request)` when it is a function; with
+    `tool_calls` ({"id", "name", "arguments": raw JSON text}) too, if any."""
 
     text: Union[str, Callable[[StubRequest], str]] = "ok"
-    stop_reason: str | None = None  # None: "end_turn" / "stop"
+    stop_reason: str | None = None  # None: "end_turn" / "stop", or "tool_use" / "tool_calls"
     delay_s: float = 0.0
+    tool_calls: tuple[dict, ...] = ()
+
+
+@dataclass(frozen=True)
+class GarbageStream:
+    """Answer a streamed request with events whose data is not JSON."""
+
+    data: str = '{"id": "chatcmpl-broken", "choices": [{"delta": {"content": "trunc'
+
+
+@dataclass(frozen=True)
+class CutStream:
+    """Start a streamed answer, then drop the connection mid-body."""
+
+    text: str = "this answer never ends"
 
 
 @dataclass(frozen=True)
@@ -91,7 +109,7 @@ class LongReply:
     stop_reason: str | None = None  # None: "max_tokens" / "length"
 
 
-Behaviour = Union[Reply, Status, Stall, Malformed, LongReply]
+Behaviour = Union[Reply, Status, Stall, Malformed, LongReply, GarbageStream, CutStream]
 
 # -- server --------------------------------------------------------------------------
 
@@ -252,6 +270,15 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(behaviour, Malformed):
             self._send_raw(200, behaviour.body, "application/json")
             return
+        streamed = request.api == "openai" and isinstance(request.body, dict) and request.body.get("stream")
+        if isinstance(behaviour, GarbageStream):
+            self._send_events([behaviour.data], done=False)
+            return
+        if isinstance(behaviour, CutStream):
+            completion = _openai_completion(stub, request, behaviour.text, "stop", ())
+            self._send_events(_openai_chunks(completion, request)[:2], done=False, cut=True)
+            return
+        calls: tuple[dict, ...] = ()
         if isinstance(behaviour, LongReply):
             text = ("x" * 63 + "\n") * (behaviour.chars // 64) + "x" * (behaviour.chars % 64)
             stop = behaviour.stop_reason or ("max_tokens" if request.api == "anthropic" else "length")
@@ -260,10 +287,33 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             text = behaviour.text(request) if callable(behaviour.text) else behaviour.text
             stop = behaviour.stop_reason
+            calls = behaviour.tool_calls
         if request.api == "anthropic":
-            self._send(200, _anthropic_message(stub, request, text, stop or "end_turn"))
+            self._send(200, _anthropic_message(stub, request, text, stop or ("tool_use" if calls else "end_turn"), calls))
+            return
+        completion = _openai_completion(stub, request, text, stop or ("tool_calls" if calls else "stop"), calls)
+        if streamed:
+            self._send_events(_openai_chunks(completion, request))
         else:
-            self._send(200, _openai_completion(stub, request, text, stop or "stop"))
+            self._send(200, completion)
+
+    def _send_events(self, events: list, *, done: bool = True, cut: bool = False) -> None:
+        """Server-sent events in a chunked body; `cut` drops the connection before its end."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for event in [*events, *(["[DONE]"] if done else [])]:
+            data = event if isinstance(event, str) else json.dumps(event)
+            payload = f"data: {data}\n\n".encode()
+            self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
+            self.wfile.flush()
+        if cut:
+            self.close_connection = True
+            self.wfile.flush()
+            self.connection.shutdown(2)  # no closing chunk: the body is incomplete
+            return
+        self.wfile.write(b"0\r\n\r\n")
 
     def _send(self, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self._send_raw(code, json.dumps(payload).encode(), "application/json", headers)
@@ -284,32 +334,43 @@ class _Handler(BaseHTTPRequestHandler):
 # -- API shapes ----------------------------------------------------------------------
 
 
-def _anthropic_message(stub: StubServer, request: StubRequest, text: str, stop: str) -> dict:
+def _anthropic_message(stub: StubServer, request: StubRequest, text: str, stop: str,
+                       calls: tuple[dict, ...] = ()) -> dict:
     body = request.body or {}
     cache_write, cache_read = stub._cache_usage(body)
     total_in = _count_tokens(request.prompt_text)
+    content: list[dict] = [{"type": "text", "text": text}] if text or not calls else []
+    content.extend({"type": "tool_use", "id": c["id"], "name": c["name"], "input": json.loads(c["arguments"])}
+                   for c in calls)
     return {
         "id": f"msg_stub_{uuid.uuid4().hex[:16]}",
         "type": "message",
         "role": "assistant",
         "model": stub.model or body.get("model", "stub"),
-        "content": [{"type": "text", "text": text}],
+        "content": content,
         "stop_reason": stop,
         "stop_sequence": None,
         "usage": {
             # As the real API reports it: input_tokens excludes cached prefix tokens.
             "input_tokens": max(total_in - cache_write - cache_read, 0),
-            "output_tokens": _count_tokens(text),
+            "output_tokens": _count_tokens(text) + sum(_count_tokens(c["arguments"]) for c in calls),
             "cache_creation_input_tokens": cache_write,
             "cache_read_input_tokens": cache_read,
         },
     }
 
 
-def _openai_completion(stub: StubServer, request: StubRequest, text: str, stop: str) -> dict:
+def _openai_completion(stub: StubServer, request: StubRequest, text: str, stop: str,
+                       calls: tuple[dict, ...] = ()) -> dict:
     body = request.body or {}
     prompt_tokens = _count_tokens(request.prompt_text)
-    completion_tokens = _count_tokens(text)
+    completion_tokens = _count_tokens(text) + sum(_count_tokens(c["arguments"]) for c in calls)
+    message: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
+    if calls:
+        message["tool_calls"] = [
+            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for c in calls
+        ]
     return {
         "id": f"chatcmpl-stub{uuid.uuid4().hex[:16]}",
         "object": "chat.completion",
@@ -319,7 +380,7 @@ def _openai_completion(stub: StubServer, request: StubRequest, text: str, stop: 
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text},
+                "message": message,
                 "finish_reason": stop,
                 "logprobs": None,
             }
@@ -330,6 +391,35 @@ def _openai_completion(stub: StubServer, request: StubRequest, text: str, stop: 
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+
+
+def _openai_chunks(completion: dict, request: StubRequest, piece: int = 5) -> list[dict]:
+    """A chat completion as the chunks of a stream: the role, the text in pieces, each
+    tool call as a first delta (index, id, name) and fragments of its arguments, the
+    finish reason, and the usage last when the request asked for it."""
+    head = {k: completion[k] for k in ("id", "created", "model", "system_fingerprint")}
+    head["object"] = "chat.completion.chunk"
+
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+
+    choice = completion["choices"][0]
+    message = choice["message"]
+    out = [chunk({"role": "assistant", "content": ""})]
+    text = message.get("content") or ""
+    out.extend(chunk({"content": text[i:i + piece]}) for i in range(0, len(text), piece))
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        function = call["function"]
+        out.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                          "function": {"name": function["name"], "arguments": ""}}]}))
+        args = function["arguments"]
+        out.extend(chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i:i + piece]}}]})
+                   for i in range(0, len(args), piece))
+    out.append(chunk({}, choice["finish_reason"]))
+    options = (request.body or {}).get("stream_options") or {}
+    if options.get("include_usage"):
+        out.append({**head, "choices": [], "usage": completion["usage"]})
+    return out
 
 
 def _error_body(api: str, behaviour: Status) -> dict:
@@ -356,7 +446,13 @@ def _block_texts(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
     if isinstance(content, list):
-        return [b.get("text", "") for b in content if isinstance(b, dict)]
+        out = []
+        for b in content:
+            if not isinstance(b, dict):
+                continue
+            inner = b.get("content")  # a tool_result block
+            out.append(b.get("text") or (inner if isinstance(inner, str) else ""))
+        return out
     return []
 
 

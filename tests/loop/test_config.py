@@ -66,6 +66,7 @@ def _every_field_changed() -> RunConfig:
         ray_address="ray://127.0.0.1:10001", allow_process_sandbox_with_api=True,
         recall_from="results/earlier-run", recall_k=5, recall_scope="other_task_sets", recall_max_chars=200,
         local_slots=1, reproducible=True, strategy_options={"reflexion": {"window": 2}},
+        tool_protocol="text", stream=True,
     )
     defaults = RunConfig()
     same = [f.name for f in dataclasses.fields(RunConfig) if getattr(changed, f.name) == getattr(defaults, f.name)]

@@ -48,7 +48,7 @@ def test_the_same_script_under_another_path_shares_the_cache(tmp_path: Path):
     open_model(f"scripted:{a}", settings).complete(ASK)
     again = open_model(f"scripted:{b}", settings)
     assert again.identity == open_model(f"scripted:{a}", settings).identity
-    assert again.complete(ASK).cached and again.calls == []
+    assert again.complete(ASK).cached and again.inner.calls == []
 
 
 # --------------------------------------------------------------------------- local

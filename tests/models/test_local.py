@@ -88,8 +88,11 @@ def test_describes_engine_slots_and_batch_dependence(model, batched, gguf: Path)
     assert (two["slots"], two["batch_dependent"], two["spec"]) == (2, True, f"local:{TEST_MODEL}")
     # Batch-dependent answers are cached apart from the reproducible ones.
     assert two["identity"] == one["identity"] + ":batched"
-    assert not model.serialised and "1 slot(s)" in model.concurrency_note
-    assert "one at a time" not in batched.concurrency_note
+    assert "1 slot(s)" in model.concurrency_note and "2 slot(s)" in batched.concurrency_note
+    # Declared capabilities: the context it was opened with, prompt reuse only with slots.
+    assert one["capabilities"] == {"tools": True, "seeds": True, "streaming": False, "prompt_cache": False,
+                                   "remote_api": False, "context_tokens": 1024}
+    assert two["capabilities"]["prompt_cache"] is True and two["capabilities"]["context_tokens"] == 512
 
 
 def test_one_slot_greedy_answers_are_identical_whatever_ran_before(model, gguf: Path):

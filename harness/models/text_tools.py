@@ -1,0 +1,325 @@
+"""The text tool protocol: tool calls for a model or server that gives none natively.
+
+The model is told (harness/prompts/tool_protocol.j2, appended to the system prompt)
+to write each call as a fenced block tagged `tool_call` holding one JSON object:
+
+    ```tool_call
+    {"name": "python", "arguments": {"code": "print(1 + 1)"}}
+    ```
+
+and the harness parses the reply (`parse_tool_calls`). The rules, fixed:
+
+- A block is a CommonMark fenced block (``` or ~~~, three or more, closed by a fence
+  of the same character at least as long, with no info string). Text inside any other
+  block is never read as a call, whatever it holds (a `tool_call` block quoted inside
+  a ```markdown block is not a call).
+- A block tagged `tool_call` is a call: a JSON object with "name" (a string) and
+  "arguments" (an object, or a string holding the JSON; "parameters" is read as
+  "arguments"; an object with neither gives its other keys), or a JSON list of such
+  objects. Literal newlines and tabs inside its strings are accepted (JSON's
+  non-strict mode): models write code that way. A `tool_call` block that is not
+  closed, not JSON, or has no name gives no call and a `tool_parse_error` saying why.
+- A block tagged `json` holding such an object counts only when its name is a tool
+  offered: small models write their calls so (measured, bench/RESULTS.md); any
+  other `json` block is data, silently.
+- Several blocks are several calls, in the order written; text around them is the
+  reply's text. Nothing else (a bare JSON line, a ```python block) is a call.
+
+A parse failure is never an exception: the Completion has no tool calls, and
+`tool_parse_error` says what was wrong when the reply tried. Calls' ids are
+`text_<turn>_<n>` (turn: the assistant turn's number in the conversation).
+
+History goes back in text: an assistant turn's calls as the blocks it wrote (rendered
+by tool_protocol_call.j2 when its text does not already hold them), each "tool" turn as
+a user turn (tool_protocol_result.j2), the results of one turn and the user text after
+them joined into one user message. No tools are sent to the backend.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+import jinja2
+
+from harness.models.base import TOOL_PROTOCOLS, Capabilities, ChatModel, Completion, Message, ModelConfigError
+from harness.models.tools import ToolCall, ToolSpec, arguments_of, check_tool_choice
+
+PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
+TEMPLATES = ("tool_protocol", "tool_protocol_call", "tool_protocol_result")
+CALL_TAG = "tool_call"
+_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_MAX_CALLS = 16  # a reply asking for more is cut to this many: no turn runs an unbounded list
+
+
+@dataclass(frozen=True)
+class ParsedCalls:
+    """What a reply asked for: its calls, or why it gave none although it tried."""
+
+    calls: tuple[ToolCall, ...]
+    error: str | None = None
+
+
+def parse_tool_calls(text: str, tools: Sequence[ToolSpec] = (), *, turn: int = 1) -> ParsedCalls:
+    """The calls written in `text` under the rules above; never raises."""
+    offered = {t.name for t in tools}
+    calls: list[ToolCall] = []
+    errors: list[str] = []
+    for info, body, closed in _blocks(text):
+        tag = info.split()[0].lower() if info.split() else ""
+        if tag not in (CALL_TAG, "json"):
+            continue
+        strict_tag = tag == CALL_TAG
+        if not closed:
+            if strict_tag:
+                errors.append("a tool_call block is not closed (was the reply cut at max_tokens?)")
+            continue
+        try:
+            value = json.loads(body, strict=False)
+        except (ValueError, RecursionError) as exc:
+            if strict_tag:
+                errors.append(f"a tool_call block is not valid JSON ({_short(exc)})")
+            continue
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            call, why = _call_of(item)
+            if call is None:
+                if strict_tag:
+                    errors.append(f"a tool_call block {why}")
+                continue
+            if not strict_tag and call[0] not in offered:
+                continue  # a json block that names no tool is data
+            name, arguments = call
+            calls.append(ToolCall(f"text_{turn}_{len(calls) + 1}", name, arguments))
+    if calls:
+        return ParsedCalls(tuple(calls[:_MAX_CALLS]))
+    return ParsedCalls((), "; ".join(dict.fromkeys(errors)) or None)
+
+
+def _blocks(text: str) -> list[tuple[str, str, bool]]:
+    """(info string, body, closed) of each top-level fenced block, in order."""
+    out: list[tuple[str, str, bool]] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        m = _OPEN.match(lines[i])
+        if m is None or (m["fence"][0] == "`" and "`" in m["info"]):
+            i += 1
+            continue
+        fence = m["fence"]
+        closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$")
+        j = i + 1
+        while j < len(lines) and not closing.match(lines[j]):
+            j += 1
+        out.append((m["info"].strip(), "\n".join(lines[i + 1:j]), j < len(lines)))
+        i = j + 1
+    return out
+
+
+def _call_of(item: Any) -> tuple[tuple[str, str] | None, str]:
+    if not isinstance(item, dict):
+        return None, "does not hold a JSON object"
+    name = item.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return None, 'has no "name"'
+    if "arguments" in item:
+        arguments = item["arguments"]
+    elif "parameters" in item:
+        arguments = item["parameters"]
+    else:
+        arguments = {k: v for k, v in item.items() if k != "name"}
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return (name.strip(), raw), ""
+
+
+def _short(exc: Exception) -> str:
+    return str(exc).split("\n")[0][:120]
+
+
+# -- rendering -------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(PROMPTS_DIR)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+    )
+
+
+def _render(template: str, **values: Any) -> str:
+    return _env().get_template(f"{template}.j2").render(**values).strip()
+
+
+def templates_digest() -> str:
+    """sha256 over the protocol's templates: run.json records it with the protocol."""
+    h = hashlib.sha256()
+    for name in TEMPLATES:
+        h.update(name.encode() + b"\0" + (PROMPTS_DIR / f"{name}.j2").read_bytes() + b"\0")
+    return "sha256:" + h.hexdigest()
+
+
+def instructions(tools: Sequence[ToolSpec], tool_choice: str = "auto") -> str:
+    """The protocol's instructions and the tool list, for the system prompt."""
+    described = []
+    for tool in tools:
+        required = set(tool.required)
+        described.append({
+            "name": tool.name,
+            "description": tool.description,
+            "arguments": [
+                {"name": name, "type": _type_of(schema), "required": name in required,
+                 "description": str(schema.get("description", "")) if isinstance(schema, dict) else ""}
+                for name, schema in tool.properties.items()
+            ],
+        })
+    return _render("tool_protocol", tools=described, tool_choice=tool_choice, example=_example(tools[0]))
+
+
+def render_call(call: ToolCall) -> str:
+    """A call as the protocol writes it (parse_tool_calls reads it back as the same call)."""
+    args = arguments_of(call)
+    body = json.dumps({"name": call.name, "arguments": args if args is not None else call.arguments},
+                      ensure_ascii=False)
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    return _render("tool_protocol_call", fence="`" * max(3, longest + 1), call_json=body)
+
+
+def render_result(message: Message) -> str:
+    return _render("tool_protocol_result", name=message.name or "the tool", id=message.tool_call_id,
+                   content=message.content)
+
+
+def _type_of(schema: Any) -> str:
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if isinstance(kind, list):
+        return " or ".join(str(k) for k in kind)
+    return str(kind or "any")
+
+
+def _example(tool: ToolSpec) -> str:
+    placeholder = {"string": "...", "integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}
+    args = {name: placeholder.get(_type_of(tool.properties.get(name)), "...") for name in tool.required}
+    return json.dumps({"name": tool.name, "arguments": args}, ensure_ascii=False)
+
+
+def to_text_messages(messages: Sequence[Message]) -> list[Message]:
+    """The conversation with its tool turns written as text (see the module's doc)."""
+    out: list[Message] = []
+    pending_user: list[str] = []  # tool results (and user text after them) for one user turn
+
+    def flush() -> None:
+        if pending_user:
+            out.append(Message("user", "\n\n".join(pending_user)))
+            pending_user.clear()
+
+    for m in messages:
+        if m.role == "tool":
+            pending_user.append(render_result(m))
+        elif m.role == "user" and pending_user:
+            pending_user.append(m.content)
+        elif m.role == "assistant" and m.tool_calls:
+            flush()
+            written = parse_tool_calls(m.content, ()).calls
+            same = [(c.name, arguments_of(c)) for c in written] == [(c.name, arguments_of(c)) for c in m.tool_calls]
+            text = m.content if same and m.content else "\n\n".join(
+                [m.content.strip()] * bool(m.content.strip()) + [render_call(c) for c in m.tool_calls])
+            out.append(Message("assistant", text))
+        else:
+            flush()
+            out.append(Message(m.role, m.content, cache_prefix=m.cache_prefix))
+    flush()
+    return out
+
+
+# -- the wrapper -----------------------------------------------------------------------
+
+
+class TextToolModel(ChatModel):
+    """A model whose tool calls go through the text protocol; `inner` is the backend
+    (or the response cache around it), which is sent no tools."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+        self.spec = inner.spec
+
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
+    @property
+    def capabilities(self) -> Capabilities:  # type: ignore[override]
+        return self.inner.capabilities
+
+    @property
+    def accepts_temperature(self) -> bool:  # type: ignore[override]
+        return self.inner.accepts_temperature
+
+    @property
+    def concurrency_note(self) -> str | None:  # type: ignore[override]
+        return self.inner.concurrency_note
+
+    @property
+    def preferred_tool_protocol(self) -> str:
+        return self.inner.preferred_tool_protocol
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.inner.describe(), "tool_protocol": "text", "tool_protocol_templates": templates_digest()}
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        system: str | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        stop: Sequence[str] | None = None,
+        seed: int | None = None,
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: str = "auto",
+    ) -> Completion:
+        plain = dict(max_tokens=max_tokens, temperature=temperature, stop=stop, seed=seed)
+        has_tool_turns = any(m.role == "tool" or m.tool_calls for m in messages)
+        if not tools and not has_tool_turns:
+            return self.inner.complete(messages, system=system, **plain)
+        if tools:
+            check_tool_choice(tool_choice, tools)
+        offer = bool(tools) and tool_choice != "none"
+        if offer:
+            told = instructions(tools, tool_choice)
+            system = f"{system}\n\n{told}" if system else told
+        reply = self.inner.complete(to_text_messages(messages), system=system, **plain)
+        if not offer:
+            return reply
+        turn = 1 + sum(1 for m in messages if m.role == "assistant")
+        parsed = parse_tool_calls(reply.text, tools, turn=turn)
+        return Completion(
+            text=reply.text, model=reply.model, usage=reply.usage, latency_s=reply.latency_s,
+            cost_usd=reply.cost_usd, cached=reply.cached,
+            stop_reason="tool_use" if parsed.calls and reply.stop_reason == "end_turn" else reply.stop_reason,
+            temperature_ignored=reply.temperature_ignored, tool_calls=parsed.calls,
+            tool_parse_error=parsed.error, retries=reply.retries,
+        )
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def with_tool_protocol(model: ChatModel, setting: str) -> ChatModel:
+    """`model` as the tool protocol `setting` ("native", "text" or "auto") asks."""
+    if setting not in TOOL_PROTOCOLS:
+        raise ModelConfigError(f"tool_protocol must be one of {', '.join(TOOL_PROTOCOLS)}, got {setting!r}")
+    chosen = model.preferred_tool_protocol if setting == "auto" else setting
+    if chosen == "native":
+        if not model.capabilities.tools:
+            raise ModelConfigError(
+                f"{model.spec}: this backend has no native tool calls; use tool_protocol = \"text\" (or \"auto\")"
+            )
+        return model
+    return TextToolModel(model)
