@@ -5,6 +5,11 @@ computed here by io_compare from what P printed. The expected output never leave
 A job line with ``"kind": "io"`` carries ``program``, ``stdin``, ``expected``,
 ``compare`` and the limits; its answer has the usual ``status``, ``detail``,
 ``duration_s`` and ``output`` (the program's stdout, cut to the cap).
+
+A script run (``"expected": null``: an agent's own script, sandbox/script.py) compares
+nothing: its answer also carries ``stderr`` (the end kept) and ``exit_code`` (the
+negated signal number when a signal ended it), and its status is ``passed`` for exit
+status 0 (``_script_end``).
 """
 from __future__ import annotations
 
@@ -26,6 +31,8 @@ KILL_GRACE_S = 5.0  # for W to kill and see gone every process of an io job befo
 
 def _output_cap(job: dict) -> int:
     # The cap must let a right answer through: at least twice the expected output.
+    if job["expected"] is None:  # a script run: the cap as set
+        return int(job["max_output_bytes"])
     return max(int(job["max_output_bytes"]), 2 * len(job["expected"].encode()) + 4096)
 
 
@@ -143,6 +150,9 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends: se
         pipes[fd].drain(fd)
     text = stdout.data.decode("utf-8", errors="replace")
     answer = {"duration_s": round(duration, 6), "output": text}
+    script = job["expected"] is None
+    if script:
+        answer["stderr"] = bytes(stderr.data).decode("utf-8", errors="replace")
     if timed_out:
         return dict(answer, status="timeout", detail=f"timed out after {timeout:g} s (wall clock)")
     if stdout.dropped:
@@ -152,6 +162,8 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends: se
     status = zygote.status_of(pid, ZYGOTE_TIMEOUT_S)
     if status is None:
         raise RuntimeError("the zygote did not report how the program's process ended")
+    if script:
+        return _script_end(worker, answer, status)
     if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
         kind, how = worker._describe_end(status)  # as for a function job's processes
         tail = _error_tail(bytes(stderr.data))
@@ -160,3 +172,12 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends: se
     if same:
         return dict(answer, status="passed", detail="")
     return dict(answer, status="failed", detail=f"wrong answer: {why}")
+
+
+def _script_end(worker, answer: dict, status: int) -> dict:
+    """A script run's answer: how it ended, nothing compared."""
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return dict(answer, status="passed", detail="", exit_code=0)
+    kind, how = worker._describe_end(status)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
+    return dict(answer, status=kind, detail=f"the program {how}", exit_code=code)
