@@ -123,6 +123,7 @@ class RunConfig:
 
     def validate(self) -> "RunConfig":
         from harness.strategies import StrategyError, get_strategy, groups, strategy_names
+        from harness.strategies.base import convert_option
 
         if not isinstance(self.strategy, str):
             raise ConfigError(f"strategy must be a name, a group or a comma-separated list, got {self.strategy!r}")
@@ -134,11 +135,20 @@ class RunConfig:
         for name, given in self.strategy_options.items():
             if name not in strategy_names():
                 raise ConfigError(f"strategy_options: unknown strategy {name!r}")
-            allowed = get_strategy(name).options
+            strategy = get_strategy(name)
+            allowed = strategy.options
             for key in given:
                 if key not in allowed:
                     raise ConfigError(f"strategy_options: {name} has no option {key!r}; its options: "
                                       f"{', '.join(allowed) or 'none'}")
+                try:
+                    convert_option(allowed[key], given[key])
+                except (TypeError, ValueError) as exc:
+                    raise ConfigError(f"strategy_options: {name}.{key} = {given[key]!r}: {exc}") from None
+            try:
+                strategy.check_options(given)
+            except ValueError as exc:
+                raise ConfigError(f"strategy_options: {name}: {exc}") from None
         del chosen
         positive = {
             "trials": self.trials,

@@ -70,6 +70,28 @@ class Strategy(ABC):
         the next. `done` holds this attempt's records from an interrupted run (sorted by
         trial, never with a final one): continue after the last of them."""
 
+    @classmethod
+    def check_options(cls, given: Mapping[str, Any]) -> None:
+        """Raises ValueError for settings it cannot run with (checked before a run starts;
+        each value already converts to its default's type)."""
+
     def option(self, ctx: "AttemptContext", key: str) -> Any:
         given = ctx.settings.options(self.traits.name)
-        return type(self.options[key])(given[key]) if key in given else self.options[key]
+        return convert_option(self.options[key], given[key]) if key in given else self.options[key]
+
+
+def convert_option(default: Any, value: Any) -> Any:
+    """`value` (text from the command line, or a config file's value) as the type of the
+    option's default; ValueError when it is not one."""
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"expected true or false, got {value!r}")
+    if isinstance(default, int) and isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"expected an integer, got {value!r}")
+    return type(default)(value)
