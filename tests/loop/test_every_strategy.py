@@ -184,6 +184,23 @@ def test_the_report_and_the_view_tell_every_strategy(tmp_path, process_sandbox):
         assert name in report and name in run_page, name
     # the test-only strategy's own event is rendered, with no renderer written for it
     task_page = client.get(f"/runs/{run_id}/tasks/demo/add").text
+    # stop reasons per strategy; turns and tool calls by tool for the agents
+    stops = {(r["strategy"], r["stop_reason"]) for r in summary["stop_reasons"]}
+    assert {s for s, _ in stops} == set(names)
+    agents = [n for n in names if traits_of(n).uses_tools]
+    assert {a["strategy"] for a in summary["agents"]} == set(agents)
+    for a in summary["agents"]:
+        assert a["tool_calls_by_tool"]["python"] >= 2 and a["tool_calls_by_tool"]["submit"] >= 2
+        assert a["turns"] == a["tool_calls"] and a["episode_stops"] == {"submitted": a["episodes"]}
+    assert "Why attempts stopped" in report and "Agents: turns and tool calls" in report
+    assert 'id="agents"' in run_page and 'id="stop-reasons"' in run_page
+    # an agent's attempt is shown as its conversation: each call folded with its result,
+    # then the submitted code and its verdicts
+    episodes = [r for r in read_trials(result.run_dir / "trials.jsonl")
+                if r.task_id == "demo/add" and traits_of(r.strategy).uses_tools]
+    assert len(episodes) >= 2 and task_page.count('class="conversation"') == len(episodes)
+    assert "result the model read" in task_page and "Submitted code:" in task_page
+    assert "print(add(1, 2))" in task_page
     assert "choice" in task_page and "draft 1" in task_page
     # and its prompts are shown as recorded
     prompt = client.get(f"/runs/{run_id}/prompt", params={"task": "demo/add", "strategy": TEST_ONLY,
