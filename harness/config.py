@@ -24,6 +24,7 @@ DEFAULT_STRATEGY = "both"  # a group of the registry (harness/strategies/): see 
 
 
 EXECUTORS = ("local", "ray")
+IO_COMPARE_MODES = ("strict", "source")  # sandbox/worker/io_compare.py MODES
 # Past 4 slots the 2-core machine measured in FACTS.md gains nothing (~32 tok/s).
 LOCAL_SLOTS_DEFAULT_MAX = 4
 RAY_INSTALL_HINT = "pip install 'reflexion-harness[ray]' (or pip install ray)"
@@ -103,6 +104,13 @@ class RunConfig:
     tokens_per_minute: int | None = None
     prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # model id -> {input, output, ...} $/Mtok
     oracle_feedback: bool = False  # ablation: feedback from hidden tests (reports flag it)
+    # How io outputs (and APPS's call-based results) are judged (sandbox/worker/io_compare.py):
+    # "strict", token for token with the source's float tolerance only between two
+    # non-integers; or "source", each source's own grader's rule, lenient ones included
+    # (APPS's set of token sets, CodeContests' int32 -> double), for comparability with
+    # its published numbers: records keep the strict verdict beside it, and the summary
+    # counts the verdicts it changed.
+    io_compare: str = "strict"
     # Recall across tasks (strategy reflexion+recall): the frozen source of lessons from
     # other tasks (an earlier run folder, or namespace:<name> in memory_dir as it stands
     # at start), how many the Actor sees, which are eligible, and the length each is cut
@@ -199,6 +207,8 @@ class RunConfig:
             )
         if self.prompts is not None and not self.prompts.is_dir():
             raise ConfigError(f"prompts {str(self.prompts)!r} is not a folder of prompt templates")
+        if self.io_compare not in IO_COMPARE_MODES:
+            raise ConfigError(f"io_compare must be one of {', '.join(IO_COMPARE_MODES)}, got {self.io_compare!r}")
         if self.test_timeout_s <= 0:
             raise ConfigError(f"test_timeout_s must be > 0, got {self.test_timeout_s!r}")
         self._validate_recall()

@@ -19,7 +19,7 @@ from harness.parsing import try_parse
 from harness.prompting import Prompts
 from harness.rundata import TestRecord
 from harness.tasks.base import IoTest, Task
-from sandbox import IoCase, RunRequest, Sandbox, ScriptRun, TestOutcome, run_script
+from sandbox import IoCase, RunRequest, Sandbox, SandboxFault, ScriptRun, TestOutcome, run_script
 
 # Sandbox domains (RunRequest.domain): a container serves one for its whole life, so
 # whatever a program could leave in a container that the worker's clean-up misses never
@@ -39,8 +39,14 @@ BLIND_DOMAINS = tuple(domain for domain in DOMAINS if domain != AGENT)
 
 
 
+class GradingError(RuntimeError):
+    """The sandbox could not grade a program (SandboxFault): the harness's failure, never
+    the program's. It ends the unit as a harness error (errors.jsonl, redone by --resume),
+    never a test's verdict."""
+
+
 def _to_records(outcomes: Sequence[TestOutcome]) -> list[TestRecord]:
-    return [TestRecord(o.test, o.status, o.detail) for o in outcomes]
+    return [TestRecord(o.test, o.status, o.detail, o.strict_status) for o in outcomes]
 
 def grading_prelude(prompt: str, entry_point: str) -> str:
     """The task's own code the test may rely on: the prompt without the entry point.
@@ -62,10 +68,13 @@ def grading_prelude(prompt: str, entry_point: str) -> str:
 
 
 class Evaluator:
-    def __init__(self, sandbox: Sandbox, prompts: Prompts, *, timeout_s: float) -> None:
+    def __init__(self, sandbox: Sandbox, prompts: Prompts, *, timeout_s: float, compare_mode: str = "strict") -> None:
+        """`compare_mode`: the run's io_compare, "strict" or "source" (RunRequest.compare_mode;
+        for function tasks, whether a task's `source_tests` are graded beside its hidden tests)."""
         self.sandbox = sandbox
         self.prompts = prompts
         self.timeout_s = timeout_s
+        self.compare_mode = compare_mode
         self._preludes: dict[str, str] = {}  # task_id -> prelude: parsed once per task
         self._lock = threading.Lock()
 
@@ -88,18 +97,31 @@ class Evaluator:
             raise ValueError(f"Evaluator.run: domain must be one of {DOMAINS}, got {domain!r}")
         if not tests:
             return Evaluation([], True, 0.0)
-        return kind_of(task.kind).run(self, program, tests, task, timeout_s, domain)
+        try:
+            return kind_of(task.kind).run(self, program, tests, task, timeout_s, domain)
+        except SandboxFault as exc:
+            raise GradingError(f"task {task.task_id}, {domain} tests: {exc}") from exc
 
     def run_asserts(self, program: str, tests: Sequence[str], task: Task, timeout_s: float | None,
                     domain: str) -> Evaluation:
         """A function task's job: asserts against the program's entry point."""
         start = time.perf_counter()
+        # Hidden grading in io_compare "source": the source's own form of each hidden test
+        # too (APPS's call-based check), every one of both run (which ran tells nothing).
+        # The record keeps the source's verdict, and the strict one beside it.
+        source = list(task.source_tests) if (
+            self.compare_mode == "source" and domain == HIDDEN and task.source_tests
+            and len(task.source_tests) == len(task.hidden_tests) and list(tests) == list(task.hidden_tests)) else []
         request = RunRequest(
-            program, list(tests), timeout_s or self.timeout_s,
+            program, list(tests) + source, timeout_s or self.timeout_s,
             prelude=self._prelude(task), entry_point=task.entry_point, domain=domain, blind=domain in BLIND_DOMAINS,
         )
         outcomes = self.sandbox.run(request)
         records = _to_records(outcomes)
+        if source:
+            strict, lenient = records[:len(tests)], records[len(tests):]
+            records = [TestRecord(s.test, lenient_.status, lenient_.detail, s.status)
+                       for s, lenient_ in zip(strict, lenient)]
         return Evaluation(records, all(r.status == "passed" for r in records), time.perf_counter() - start)
 
     def run_io(self, program: str, tests: Sequence[IoTest], task: Task, timeout_s: float | None,
@@ -107,8 +129,8 @@ class Evaluator:
         """An io task's job: the program run whole on each input, its output compared."""
         start = time.perf_counter()
         cases = [IoCase(t.input, t.output, label=t.label()) for t in tests]
-        request = RunRequest(program, cases, timeout_s or self.timeout_s, compare=task.compare, domain=domain,
-                             blind=domain in BLIND_DOMAINS)
+        request = RunRequest(program, cases, timeout_s or self.timeout_s, compare=task.compare,
+                             compare_mode=self.compare_mode, domain=domain, blind=domain in BLIND_DOMAINS)
         outcomes = self.sandbox.run(request)
         records = _to_records(outcomes)
         failures = tuple(

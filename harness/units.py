@@ -19,7 +19,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, Sequence
 
-from harness.evaluator import BLIND_DOMAINS, DOMAINS, Evaluator
+from harness.evaluator import BLIND_DOMAINS, DOMAINS, Evaluator, GradingError
 from harness.core import AttemptContext, AttemptIncomplete, LoopSettings, Stopped, lessons_of
 from harness.models.base import ChatModel, ModelSettings, Price
 from harness.prompting import Prompts
@@ -63,7 +63,7 @@ def units_for(config: "RunConfig", tasks: TaskSet) -> list[Unit]:
 class UnitFailure:
     """Why a unit ended without finishing its attempt (contract: errors.jsonl)."""
 
-    kind: str  # "model_error" | "unit_exception"
+    kind: str  # "model_error" | "sandbox_error" (evaluator.GradingError) | "unit_exception"
     trial: int
     role: str | None
     error: str
@@ -115,10 +115,14 @@ def describe_sandbox(sandbox: "Sandbox") -> dict[str, Any]:
     hidden-test scoring never shared a container with a grading whose result reached the
     agent (a run recorded without "domains" graded both in the same containers); and
     "blind_domains", those graded verdict-blind (RunRequest.blind; a run recorded
-    without it graded none so)."""
+    without it graded none so); and "io_compare", the output comparison rules per source
+    and their float tolerances (sandbox/worker/io_compare.py; the run's config says which
+    mode it graded in)."""
+    from sandbox.worker import io_compare
+
     describe = getattr(sandbox, "describe", None)
     found = dict(describe()) if callable(describe) else {"backend": getattr(sandbox, "name", None)}
-    return {**found, "domains": list(DOMAINS), "blind_domains": list(BLIND_DOMAINS)}
+    return {**found, "domains": list(DOMAINS), "blind_domains": list(BLIND_DOMAINS), "io_compare": io_compare.describe()}
 
 
 @dataclass
@@ -134,7 +138,8 @@ class Workbench:
                 stop: threading.Event, recall: "Recall | None" = None) -> AttemptContext:
         """The loop's context for this run's units; `memory` is a MemoryStore or a proxy
         with its interface (Ray's RemoteMemory); `recall` the run's frozen pool, if any."""
-        evaluator = Evaluator(self.sandbox, self.prompts, timeout_s=config.test_timeout_s)
+        evaluator = Evaluator(self.sandbox, self.prompts, timeout_s=config.test_timeout_s,
+                              compare_mode=config.io_compare)
         return AttemptContext(run_id, self.model, self.prompts, evaluator, memory, LoopSettings.from_config(config),
                               stop, recall)
 
@@ -192,6 +197,8 @@ def run_unit(ctx: AttemptContext, unit: Unit, done: Sequence[TrialRecord], store
         raise
     except AttemptIncomplete as exc:
         return UnitFailure("model_error", exc.trial, exc.role, exc.error, spent=exc.spent)
+    except GradingError as exc:  # the sandbox's failure, never a verdict
+        return UnitFailure("sandbox_error", next_trial, None, " ".join(str(exc).split()), traceback.format_exc())
     except Exception as exc:  # one unit's bug or outage must not end the run
         error = " ".join(f"{type(exc).__name__}: {exc}".split())
         return UnitFailure("unit_exception", next_trial, None, error, traceback.format_exc())

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from sandbox._prepared import PreparedTests
-from sandbox.base import IoCase, Limits, RunRequest, SandboxUnavailable, TestOutcome
+from sandbox.base import IoCase, Limits, RunRequest, SandboxFault, SandboxUnavailable, TestOutcome
 from sandbox.worker.protocol import PROTOCOL
 
 STARTUP_TIMEOUT_S = 60.0
@@ -83,12 +83,18 @@ def valid_text(text: str) -> str:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+_STATUSES = ("passed", "failed", "error", "timeout")
+
+
 @dataclass(frozen=True)
 class _WorkerFailed:
     """A worker failed instead of answering; `outcome` is what the job gets if the rerun
-    fails too (None: it declined the job before running it)."""
+    fails too (None: it declined the job before running it). `fault`: why the failure
+    is the sandbox's own (the worker failed inside itself, declined the job, answered
+    out of protocol), which no program can cause; then it is never the job's outcome."""
 
     outcome: TestOutcome | None
+    fault: str | None = None
 
 
 class WorkerLost(Exception):
@@ -298,9 +304,12 @@ class WorkerPool:
 
     def _run_test(self, slot: _Slot, request: RunRequest, test: str | IoCase, timeout: float) -> TestOutcome:
         """The job's outcome. When the worker fails rather than answers (it declines the
-        job, dies, hangs or fails inside itself), it is replaced and the job runs once
-        more on the fresh one: an earlier job may have damaged it, and a verdict never
-        comes from a damaged worker. Only a second failure is the job's outcome."""
+        job, dies, hangs or fails inside itself), it is replaced (unless it failed only
+        in judging, which changed nothing of its state) and the job runs once more: an
+        earlier job may have damaged it, and a verdict never comes from a damaged worker.
+        Only a second failure is the job's outcome, and only one a program can cause
+        (its worker died or hung, its zygote died under it); a failure of the sandbox's
+        own raises SandboxFault, which is never a verdict."""
         first = self._run_test_once(slot, request, test, timeout)
         if isinstance(first, TestOutcome):
             return first
@@ -308,11 +317,12 @@ class WorkerPool:
         if isinstance(second, TestOutcome):
             return second
         for failure in (second, first):
-            if failure.outcome is not None:
+            if failure.outcome is not None and failure.fault is None:
                 return failure.outcome
         name = test.name() if isinstance(test, IoCase) else test
-        return TestOutcome(test=valid_text(name), status="error",
-                           detail="two sandbox workers in a row could not run the test")
+        why = "; then ".join(dict.fromkeys(f.fault or "it failed" for f in (first, second)))
+        raise SandboxFault(f"the sandbox could not grade the test {valid_text(name)[:120]!r} "
+                           f"on two workers in a row: {why}")
 
     def _run_test_once(
         self, slot: _Slot, request: RunRequest, test: str | IoCase, timeout: float
@@ -351,7 +361,8 @@ class WorkerPool:
             "blind": request.blind,
         }
         if isinstance(test, IoCase):  # a whole program on stdin/stdout (worker/io_job.py)
-            job.update(kind="io", stdin=test.input, expected=test.expected, compare=request.compare)
+            job.update(kind="io", stdin=test.input, expected=test.expected, compare=request.compare,
+                       compare_mode=request.compare_mode)
             test = test.name()
         else:
             job.update(test=test, prelude=request.prelude, entry_point=request.entry_point)
@@ -375,22 +386,31 @@ class WorkerPool:
             channel.broken = True
             with self._lock:
                 self.retired.append(valid_text(str(answer["retire"]))[:400])
+        reason = valid_text(str(answer.get("retire") or answer.get("detail") or ""))[:400]
         if answer.get("not_run"):
-            return _WorkerFailed(None)
+            if answer.get("during"):  # its zygote died under the job: the program may have done it
+                return _WorkerFailed(TestOutcome(
+                    test=valid_text(test), status="error",
+                    detail=f"the sandbox worker could not finish the test ({reason}); it was replaced",
+                    duration_s=time.monotonic() - started))
+            return _WorkerFailed(None, fault=f"the worker declined it ({reason})")
         status = answer.get("status")
-        if status not in ("passed", "failed", "error", "timeout"):
-            status, answer = "error", {"detail": f"the sandbox worker answered {answer!r}"[:400]}
+        if status not in _STATUSES:
+            channel.broken = True
+            return _WorkerFailed(None, fault=f"the worker answered out of protocol: {str(answer)[:300]!r}")
+        strict = answer.get("strict_status")
         outcome = TestOutcome(
             test=valid_text(test),
             status=status,
             detail=valid_text(str(answer.get("detail", ""))),
             duration_s=float(answer.get("duration_s", 0.0)),
             output=valid_text(str(answer.get("output", ""))),
+            strict_status=strict if strict in _STATUSES else None,
             stderr=valid_text(str(answer.get("stderr", ""))),
             exit_code=answer["exit_code"] if type(answer.get("exit_code")) is int else None,
         )
         if answer.get("internal"):  # the worker failed inside itself, not the test
-            return _WorkerFailed(outcome)
+            return _WorkerFailed(outcome, fault=f"the worker failed inside itself ({reason})")
         return outcome
 
     def _fresh_worker(self, *, replacing: bool) -> _Channel:

@@ -39,6 +39,9 @@ class TestOutcome:
     detail: str = ""
     duration_s: float = 0.0
     output: str = ""  # trimmed stdout+stderr, for debugging only
+    # io tests graded in a compare_mode other than "strict": the verdict the strict rule
+    # gives the same output (None: `status` is the strict verdict).
+    strict_status: Status | None = None
     # A script run (IoCase with no expected output, sandbox/script.py) only: the end of
     # its stderr and its exit status (negated signal number when a signal ended it).
     stderr: str = ""
@@ -91,9 +94,13 @@ class RunRequest:
     # The program's function under test: the test always sees the program's version,
     # even where the prelude (or a builtin) has the same name.
     entry_point: str | None = None
-    # IoCase tests: how stdout is compared (sandbox/worker/io_compare.py: lcb,
-    # codecontests, apps, exact).
+    # IoCase tests: how stdout is compared (sandbox/worker/io_compare.py): the rule (its
+    # source: lcb, codecontests, apps, exact) and the mode: "strict" (token for token,
+    # the rule's float tolerance only between two non-integers) or "source" (the
+    # source's own grader's rule, lenient ones included; each outcome then carries the
+    # strict verdict too, TestOutcome.strict_status).
     compare: str = "lcb"
+    compare_mode: str = "strict"
     # Which workers may run it: a worker serves one domain for its whole life, and runs
     # only that domain's requests, so nothing a job leaves in a worker (whatever the
     # clean-up misses) reaches a job of another domain. A caller puts requests whose
@@ -122,7 +129,8 @@ class Sandbox(Protocol):
     name: str
 
     def run(self, request: RunRequest) -> list[TestOutcome]:
-        """One outcome per test, in order. Never raises for anything the program does."""
+        """One outcome per test, in order. Never raises for anything the program does;
+        SandboxFault when the sandbox itself could not grade a test."""
         ...
 
     def close(self) -> None: ...
@@ -130,6 +138,13 @@ class Sandbox(Protocol):
 
 class SandboxUnavailable(RuntimeError):
     """The backend cannot start (no engine, no image); the message says what to do."""
+
+
+class SandboxFault(RuntimeError):
+    """The sandbox itself could not grade a test: its worker failed inside itself, or
+    declined the test on two fresh workers in a row. Never something the program did
+    (what a program can cause is its outcome), so never a verdict: the caller records
+    it as its own error (the harness: a unit error in errors.jsonl, redone by --resume)."""
 
 
 @dataclass(frozen=True)

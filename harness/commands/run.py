@@ -95,6 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--no-cache", dest="cache", action="store_const", const=False, help="do not use the response cache")
     a("--no-report", dest="report", action="store_const", const=False, help="skip the HTML/Markdown report")
     a("--oracle-feedback", action="store_const", const=True, help="ABLATION: feedback from the hidden tests (reports flag it)")
+    a("--io-compare", choices=["strict", "source"], help="how io outputs and APPS call-based results are judged: strict (default: token for token, integers exactly, the source's float tolerance between two non-integers) or source (each source's own grader, lenient rules included, for comparability with its published numbers; the summary counts the verdicts it changed against strict)")
     a("--view", action="store_true", help="open `harness view` beside the run (127.0.0.1; its URL is printed)")
     p.set_defaults(func=run_command)
 

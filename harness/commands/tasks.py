@@ -64,6 +64,8 @@ def _shown(test) -> str:
 
 
 def show_command(args: argparse.Namespace) -> int:
+    from harness.kinds import kind_of
+
     task_set = _load(args.spec)
     try:
         task: Task = task_set.select(task_ids=[args.task_id]).tasks[0]
@@ -72,9 +74,8 @@ def show_command(args: argparse.Namespace) -> int:
         hint = f"; did you mean: {', '.join(near)}" if near else f"; see: python -m harness tasks list {args.spec}"
         raise UsageError(f"no task {args.task_id!r} in {task_set.name}{hint}") from None
     _say(f"task:        {task.task_id}  ({task_set.name})")
-    if task.kind == "io":
-        _say(f"kind:        io: a whole program, stdin -> stdout, compared by the {task.compare!r} rule")
-    else:
+    _say(f"kind:        {task.kind}: {kind_of(task.kind).summary(task)}")
+    if task.entry_point:
         _say(f"entry point: {task.entry_point}")
     _say(f"tags:        {', '.join(task.tags) or '-'}")
     if task.timeout_s is not None:

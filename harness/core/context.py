@@ -151,7 +151,7 @@ class TrialScope:
                **core: Any) -> TrialRecord:
         """The trial's record: the core fields given, its usage, timing and events."""
         fields_: dict[str, Any] = {
-            "task_kind": self.task.kind, "oracle_feedback": self.ctx.settings.oracle_feedback,
+            "task_kind": self.task.kind, "language": self.task.language, "oracle_feedback": self.ctx.settings.oracle_feedback,
             "sandbox_s": round(self.sandbox_s, 4), "wall_s": round(time.perf_counter() - self.started, 4),
             "finished_at": now(), "events": list(self.meter.events), **self.usage(),
         }

@@ -125,6 +125,9 @@ class TaskKind(ABC):
     def feedback(self, prompts: "Prompts", evaluation: Evaluation | None, error: str | None) -> str:
         """What the agent reads about its tests' results."""
 
+    def validate(self, task: "Task", where: str) -> None:
+        """Raises TaskError when the task's hidden tests are not of this kind's form."""
+
     def summary(self, task: "Task") -> str:
         """One line on how this task is graded (`harness tasks show`)."""
         return self.description

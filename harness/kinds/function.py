@@ -56,5 +56,12 @@ class FunctionKind(TaskKind):
         failed = [feedback_line(r) for r in evaluation.records if r.status != "passed"]
         return prompts.render("feedback", error=None, passed=passed, failed=failed)
 
+    def validate(self, task: "Task", where: str) -> None:
+        from harness.tasks.base import TaskError
+
+        if not all(isinstance(t, str) for t in task.hidden_tests):
+            raise TaskError(f"{where}: task {task.task_id!r} (a function task) has hidden tests that are not code; "
+                            "fix the data or leave the task out")
+
     def summary(self, task: "Task") -> str:
-        return f"a function graded by asserts; entry point {task.entry_point}"
+        return "a function graded by asserts"

@@ -67,5 +67,14 @@ class IoKind(TaskKind):
         passed = sum(r.status == "passed" for r in evaluation.records)
         return prompts.render("feedback_io", error=None, passed=passed, failed=failed)
 
+    def validate(self, task: "Task", where: str) -> None:
+        from harness.tasks.base import IoTest, TaskError
+
+        if not all(isinstance(t, IoTest) for t in task.hidden_tests):
+            raise TaskError(
+                f"{where}: task {task.task_id!r} (an io task) has no hidden tests as (input, output) pairs; "
+                "fix the data or leave the task out"
+            )
+
     def summary(self, task: "Task") -> str:
         return f"io: a whole program, stdin -> stdout, compared by the {task.compare!r} rule"

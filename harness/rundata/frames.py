@@ -26,9 +26,21 @@ TRIAL_COLUMNS = (
     "internal_passed", "error", "model_calls", "cached_calls", "input_tokens", "output_tokens",
     "cost_usd", "cached_cost_usd", "wall_s", "model_s", "sandbox_s", "finished_at", "schema",
     "has_lesson", "n_internal", "n_hidden", "hidden_ok", "wrong_tests", "oracle_feedback", "task_kind",
+    "strict_changed", "strict_passed",
     # tool-using agents (harness/rundata/agents.py): turns, tool calls by tool, calls not ok, the episode's end
     "turns", "tool_calls", "tool_errors", "episode_stop",
 )
+
+
+def _strict(r: TrialRecord) -> tuple[int, bool]:
+    """(hidden tests whose verdict differs from the strict rule's, whether the hidden
+    tests all pass by the strict rule): graded with io_compare "source", each result
+    keeps the strict verdict (TestRecord.strict_status); else it is the verdict."""
+    strict = [h for h in r.hidden_results if h.strict_status is not None]
+    if not strict:
+        return 0, bool(r.hidden_passed)
+    changed = sum(1 for h in strict if (h.status == "passed") != (h.strict_status == "passed"))
+    return changed, all((h.strict_status or h.status) == "passed" for h in r.hidden_results)
 
 
 def trial_row(r: TrialRecord) -> tuple:
@@ -43,7 +55,7 @@ def trial_row(r: TrialRecord) -> tuple:
         r.finished_at, r.schema, bool(r.lesson), len(r.internal_tests), len(r.hidden_results),
         sum(1 for h in r.hidden_results if h.status == "passed"),
         -1 if ref is None else sum(1 for h in ref if h.status != "passed"),
-        oracle, r.task_kind or "function", *trial_counts(r.events),
+        oracle, r.task_kind or "function", *_strict(r), *trial_counts(r.events),
     )
 
 

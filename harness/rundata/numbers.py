@@ -29,6 +29,10 @@ with the same meaning; fields may be added, never renamed or removed)::
         trial's stop reason,
     by_kind: {kind: {tasks, <strategy>: {pass@1, pass@1_ci95}}} (only when the run mixes
         task kinds: function, io),
+    io_compare: {mode, tests, tests_changed, attempts, attempts_changed, passed_only_by_source}
+        (only when graded with io_compare "source": over the final trials of complete
+        attempts, the hidden-test verdicts and final verdicts the sources' own rules
+        changed against the strict rule, and the attempts that pass only by them),
     session: {ended_at, trials, exit} (written by the run when a session ends),
     timings: the last session's own timings (load_s, trials_s, ...; from the run).
 
@@ -207,6 +211,20 @@ def _by_kind(f: Frames) -> dict[str, Any]:
     return out
 
 
+def _io_compare(f: Frames) -> dict[str, Any]:
+    """What io_compare "source" changed against the strict rule ({} in strict mode)."""
+    mode = str(f.config.get("io_compare") or "strict")
+    if mode == "strict":
+        return {}
+    t = f.trials
+    final = t[t["final"] & t["complete"]] if not t.empty else t
+    changed = final["hidden_passed"] != final["strict_passed"].astype(bool) if not final.empty else final
+    return {"mode": mode, "tests": int(final["n_hidden"].sum()) if not final.empty else 0,
+            "tests_changed": int(final["strict_changed"].sum()) if not final.empty else 0,
+            "attempts": len(final), "attempts_changed": int(changed.sum()) if not final.empty else 0,
+            "passed_only_by_source": int((changed & final["hidden_passed"]).sum()) if not final.empty else 0}
+
+
 def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records: int, resumes: int,
             run_dir: Any) -> dict[str, Any]:
     n_tasks = len(f.task_ids)
@@ -323,6 +341,14 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         error_log=error_log, resumes=resumes, bad_lines=bad_lines, resume_command=resume_command(run_dir))
     if by_kind:
         doc["by_kind"] = by_kind
+    if io_cmp := _io_compare(f):
+        doc["io_compare"] = io_cmp
+        doc["caveats"].append(wording.caveat("io_compare", "warn", (
+            f"io_compare {io_cmp['mode']!r}: hidden tests were judged by each source's own rule, lenient ones "
+            f"included; against the strict rule that changed {io_cmp['tests_changed']} of "
+            f"{wording.count(io_cmp['tests'], 'hidden-test verdict')} and {io_cmp['attempts_changed']} of "
+            f"{wording.count(io_cmp['attempts'], 'final verdict')} ({io_cmp['passed_only_by_source']} pass only "
+            "by the source's rule)")))
     if session is not None:
         doc["session"] = session
     if timings is not None:

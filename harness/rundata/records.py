@@ -45,6 +45,9 @@ class TestRecord(msgspec.Struct, frozen=True):
     test: str
     status: str  # passed | failed | error | timeout
     detail: str = ""
+    # Graded with io_compare "source" (a source's own, possibly lenient, rule): the
+    # verdict of the strict rule (None: `status` is the strict verdict).
+    strict_status: str | None = None
 
 
 class TrialRecord(msgspec.Struct, frozen=True, kw_only=True):

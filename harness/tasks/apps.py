@@ -4,8 +4,12 @@ APPS (Hendrycks et al.) as the JSONL its Hugging Face repository (`codeparrot/ap
 holds: `test.jsonl` / `train.jsonl`, one problem a line with `question`, `solutions`
 (a JSON list of programs), `input_output` (JSON: `inputs`, `outputs`, and `fn_name` for
 call-based problems), `difficulty` (introductory / interview / competition),
-`starter_code`. Standard-input problems are io tasks compared by APPS's rule;
-call-based ones are function tasks (`fn_name` called with each input's arguments).
+`starter_code`. Standard-input problems are io tasks (rule `apps`: strict, with APPS's
+float tolerance, unless the run asks for APPS's own rule with io_compare = "source");
+call-based ones are function tasks (`fn_name` called with each input's arguments, its
+result compared with the output, unwrapped as `contest.unwrapped_outputs` says; APPS's
+own check, which also accepts an expected list's first item, is each task's
+`source_tests`).
 APPS's test cases are all hidden tests: its statements show the examples already.
 """
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 from harness.tasks.base import JsonError, Task, TaskError, TaskSet, parse_json
 from harness.tasks.contest import (
     SourceOptions, bad_row, call_asserts, collect, contest_task_set, dataset_folder, io_tests, jsonl_rows, row_id,
+    unwrapped_outputs,
 )
 
 DATASET_DIR = "datasets--codeparrot--apps"
@@ -74,9 +79,10 @@ def apps_task(row: dict[str, Any], file: Path, number: int) -> Task:
                 raise ValueError("input_output: a call-based input must be a list of arguments")
             # LeetCode-style APPS problems put the function in `class Solution`.
             call = f"Solution().{fn_name}" if "class Solution" in starter else fn_name
-            hidden = call_asserts(call, zip(inputs, outputs), first_item_too=True)
+            hidden = call_asserts(call, zip(inputs, unwrapped_outputs(outputs)))
+            source = call_asserts(call, zip(inputs, outputs), first_item_too=True)  # APPS's own check
             entry = "Solution" if call.startswith("Solution()") else fn_name
-            return Task(entry_point=entry, hidden_tests=hidden, **common)
+            return Task(entry_point=entry, hidden_tests=hidden, source_tests=source, **common)
         return Task(entry_point="", hidden_tests=io_tests(zip(inputs, outputs), "input_output"),
                     kind="io", compare="apps", **common)
     except (KeyError, ValueError, TypeError) as exc:

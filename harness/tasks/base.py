@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Protocol, Union
 
 KINDS = ("function", "io")
-# How an io test's output is compared (sandbox/worker/io_compare.py has each rule).
+# How an io test's output is compared (sandbox/worker/io_compare.py has each rule): the
+# rule names the source, whose float tolerance the strict comparison uses, and whose own
+# grader's rule the run setting io_compare = "source" applies.
 COMPARE_RULES = ("lcb", "codecontests", "apps", "exact")
 _LABEL_MAX = 200  # characters of an io test's input kept as its label in records
 # A task id names files (reflections/<ns>/<id>.jsonl), URL paths of the view and lines
@@ -71,6 +73,11 @@ class Task:
     # The `:with-example` variant: the public examples are the internal tests (the test
     # writer is not called); records and reports say so.
     examples_as_internal: bool = False
+    # Function tasks of a source whose own grader is more lenient than the hidden tests
+    # (APPS's call-based check also accepts the expected list's first item): that
+    # grader's form of each hidden test, in the same order. Graded beside the hidden
+    # tests only in the run setting io_compare = "source"; empty: none differs.
+    source_tests: tuple[str, ...] = ()
 
     def digest_fields(self) -> dict[str, Any]:
         fields_ = {
@@ -79,17 +86,22 @@ class Task:
             "entry_point": self.entry_point,
             "hidden_tests": [t.as_dict() if isinstance(t, IoTest) else t for t in self.hidden_tests],
         }
-        # Only where they say something: a function task set keeps the digest it had.
-        if self.kind != "function":
+        # Only where they say something: a task of the default kind keeps the digest it had.
+        if self.kind != _DEFAULT_KIND:
             fields_["kind"] = self.kind
             fields_["compare"] = self.compare
         if self.preamble:
             fields_["preamble"] = self.preamble
         if self.examples_as_internal:
             fields_["examples_as_internal"] = True
+        if self.source_tests:
+            fields_["source_tests"] = list(self.source_tests)
         if self.public_tests:
             fields_["public_tests"] = [t.as_dict() if isinstance(t, IoTest) else t for t in self.public_tests]
         return fields_
+
+
+_DEFAULT_KIND = Task.__dataclass_fields__["kind"].default
 
 
 @dataclass(frozen=True)
@@ -245,21 +257,21 @@ class TaskError(ValueError):
 
 
 def require_hidden_tests(task: Task, where: str) -> Task:
-    """A task without hidden tests would pass whatever the answer: no loader lets one in."""
-    if task.kind == "io":
-        ok = bool(task.hidden_tests) and all(isinstance(t, IoTest) for t in task.hidden_tests)
-        if not ok:
-            raise TaskError(
-                f"{where}: task {task.task_id!r} (an io task) has no hidden tests as (input, output) pairs; "
-                "fix the data or leave the task out"
-            )
-        return task
-    if not task.hidden_tests or not all(isinstance(t, str) and t.strip() for t in task.hidden_tests):
+    """A task without hidden tests would pass whatever the answer: no loader lets one in.
+    Whether the tests have the form the task's kind grades is its kind's check
+    (harness/kinds/, TaskKind.validate), made by `load_tasks` for every source."""
+    if not task.hidden_tests or not all(_has_content(t) for t in task.hidden_tests):
         raise TaskError(
             f"{where}: task {task.task_id!r} has no hidden tests (an empty test would pass any answer); "
             "fix the data or leave the task out"
         )
     return task
+
+
+def _has_content(test: Any) -> bool:
+    if isinstance(test, IoTest):
+        return True
+    return isinstance(test, str) and bool(test.strip())
 
 
 class TaskSource(Protocol):

@@ -231,7 +231,9 @@ def _literal(value: Any) -> str:
 def call_asserts(call: str, cases: Iterable[tuple[list[Any], Any]], *, first_item_too: bool = False) -> tuple[str, ...]:
     """Hidden tests for call-based cases: `call` (e.g. "Solution().maxSum") applied to each
     case's arguments, its result compared as LiveCodeBench and APPS do: a tuple counts as
-    the list it holds. APPS also accepts the expected list's first item (`first_item_too`)."""
+    the list it holds. `first_item_too`: APPS's own check, which also accepts the expected
+    list's first item (so `min(xs)` passes for a sort); never a hidden test of its own,
+    only a task's `source_tests`, graded in the run setting io_compare = "source"."""
     tests = []
     for args, expected in cases:
         arguments = ", ".join(_literal(a) for a in args)
@@ -246,6 +248,17 @@ def call_asserts(call: str, cases: Iterable[tuple[list[Any], Any]], *, first_ite
             lines.append(f"assert result == {want}")
         tests.append("\n".join(lines))
     return tuple(tests)
+
+
+def unwrapped_outputs(outputs: Sequence[Any]) -> list[Any]:
+    """APPS's call-based outputs as the values the function must return. APPS stores each
+    return value wrapped in a list of one (`[6]` for 6, `[[1, 2]]` for [1, 2]); its own
+    check accepts the list or its first item, whatever the function is. Here one reading
+    holds for a whole problem: when every output is a list of one item, each test expects
+    that item; otherwise each expects the output as stored."""
+    if outputs and all(isinstance(out, list) and len(out) == 1 for out in outputs):
+        return [out[0] for out in outputs]
+    return list(outputs)
 
 
 def json_lines(text: str, what: str) -> list[Any]:

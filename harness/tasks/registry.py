@@ -8,6 +8,7 @@ import dataclasses
 import importlib
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from harness.tasks.base import TaskError, TaskSet, TaskSource, require_clean_text, require_hidden_tests
 
@@ -66,6 +67,15 @@ def _is_path(spec: str) -> bool:
     return spec.endswith(".jsonl") or Path(spec).expanduser().exists()
 
 
+def _kind(task: "Any", spec: str) -> "Any":
+    from harness.kinds import kind_of
+
+    try:
+        return kind_of(task.kind)
+    except ValueError as exc:
+        raise TaskError(f"task set {spec!r}: task {task.task_id!r}: {exc}") from None
+
+
 def load_tasks(spec: str) -> TaskSet:
     """The task set a spec names; raises TaskError (what, where, what to do)."""
     spec = spec.strip()
@@ -79,5 +89,6 @@ def load_tasks(spec: str) -> TaskSet:
         raise TaskError(f"unknown task set {spec!r}; known forms: {', '.join(KNOWN_FORMS)}")
     for number, task in enumerate(task_set.tasks, start=1):  # whatever the source: no task without hidden
         require_hidden_tests(task, f"task set {spec!r}")  # tests, none the harness could not write or show
+        _kind(task, spec).validate(task, f"task set {spec!r}")
         require_clean_text(task, f"task set {spec!r}: task {number} ({ascii(task.task_id[:80])})")
     return dataclasses.replace(task_set, spec=spec)

@@ -49,7 +49,8 @@ def check_run(run_dir: Path, sandbox: Any, *, timeout_s: float = 5.0) -> tuple[i
         tasks = {t.task_id: t for t in load_tasks(spec).tasks}
     except (TaskError, OSError, ValueError) as exc:
         return 0, 0, f"task set {spec!r} not loaded: {exc}"
-    evaluator = Evaluator(sandbox, Prompts(), timeout_s=timeout_s)  # graded as the run graded them
+    mode = str((header.get("config") or {}).get("io_compare") or "strict")
+    evaluator = Evaluator(sandbox, Prompts(), timeout_s=timeout_s, compare_mode=mode)  # graded as the run graded them
     index = TrialIndex(run_dir / "trials.jsonl")
     index.refresh()
     rows: list[dict[str, Any]] = []

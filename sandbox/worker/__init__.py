@@ -24,10 +24,14 @@ Host protocol, one JSON object per line. At start the worker writes
 ``{"ready": true, "protocol": N, "pid": ..., "python": "..."}``. Each job line
 ``{"id", "program", "test", "prelude", "entry_point", "timeout_s", "memory_mb",
 "max_output_bytes", "max_file_mb", "pids"}`` gets one answer line
-``{"id", "status", "detail", "duration_s", "output"}``. The answer goes out before the
-clean-up; a worker that could not restore a clean state declines the next job with
-``{"id", "not_run": true, "retire": "<why>"}`` and exits, and the host runs that job
-on a fresh worker.
+``{"id", "status", "detail", "duration_s", "output"}`` (an io job's in a mode other than
+strict also ``"strict_status"``). The answer goes out before the clean-up; a worker that
+could not restore a clean state declines the next job with
+``{"id", "not_run": true, "during": false, "retire": "<why>"}`` and exits (``"during":
+true``: its zygote died under the job), and the host runs that job on a fresh worker. A
+failure of the worker's own is ``"internal": true`` on the answer (with ``"retire"``
+unless it failed only in judging, which changes nothing of its state); the host never
+takes it for a verdict.
 
 Modules, one per process role and concern (standard library only):
 

@@ -3,8 +3,10 @@ stdout and stderr read under the output cap, the time limit kept, and the verdic
 computed here by io_compare from what P printed. The expected output never leaves W.
 
 A job line with ``"kind": "io"`` carries ``program``, ``stdin``, ``expected``,
-``compare`` and the limits; its answer has the usual ``status``, ``detail``,
-``duration_s`` and ``output`` (the program's stdout, cut to the cap).
+``compare`` (the rule), ``compare_mode`` (strict, the default, or source) and the
+limits; its answer has the usual ``status``, ``detail``, ``duration_s`` and ``output``
+(the program's stdout, cut to the cap), and in a mode other than strict
+``strict_status``, the verdict the strict rule gives the same output.
 
 A script run (``"expected": null``: an agent's own script, sandbox/script.py) compares
 nothing: its answer also carries ``stderr`` (the end kept) and ``exit_code`` (the
@@ -19,8 +21,9 @@ import select
 import signal
 import time
 
-from .io_compare import compare
+from .io_compare import DEFAULT_MODE, DEFAULT_RULE, compare
 from .procs import Capped, pidfd
+from .text import exception_line
 from .zygote import ZYGOTE_TIMEOUT_S, ZygoteGone, give_job
 
 STDERR_KEPT = 4096  # bytes of stderr kept (its end: where a traceback says what went wrong)
@@ -82,7 +85,7 @@ def run_io(worker, job: dict, limits: dict, NotRun, blind: bool) -> dict:
     try:
         return _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends, blind)
     except ZygoteGone as exc:
-        raise NotRun(str(exc)) from None
+        raise NotRun(str(exc), during=True) from None
     finally:
         for fd in ends:
             os.close(fd)
@@ -148,7 +151,8 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends: se
         raise RuntimeError("processes of the io job outlived SIGKILL")
     for fd in list(readers):
         pipes[fd].drain(fd)
-    text = stdout.data.decode("utf-8", errors="replace")
+    output = bytes(stdout.data)
+    text = output.decode("utf-8", errors="replace")
     answer = {"duration_s": round(duration, 6), "output": text}
     script = job["expected"] is None
     if script:
@@ -168,10 +172,26 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends: se
         kind, how = worker._describe_end(status)  # as for a function job's processes
         tail = _error_tail(bytes(stderr.data))
         return dict(answer, status=kind, detail=f"the program {how}" + (f":\n{tail}" if tail else ""))
-    same, why = compare(text, job["expected"], job.get("compare") or "lcb")
-    if same:
-        return dict(answer, status="passed", detail="")
-    return dict(answer, status="failed", detail=f"wrong answer: {why}")
+    rule, mode = job.get("compare") or DEFAULT_RULE, job.get("compare_mode") or DEFAULT_MODE
+    try:
+        verdicts = {"strict": compare(output, job["expected"], rule, "strict")}
+        if mode != "strict":
+            verdicts[mode] = compare(output, job["expected"], rule, mode)
+    except Exception as exc:
+        # compare() answers for every output, so this is the worker's own failure (an
+        # unknown rule, a task's expected text that is not Unicode): an internal error,
+        # which the host records as its own. The worker does not retire for it: nothing
+        # of its state changed, and whether a container retires must never depend on
+        # what a comparison met.
+        return dict(answer, status="error", detail=f"sandbox worker: {exception_line(exc)}", internal=True)
+    status, detail = _status(*verdicts[mode])
+    if mode != "strict":
+        answer["strict_status"] = _status(*verdicts["strict"])[0]
+    return dict(answer, status=status, detail=detail)
+
+
+def _status(same: bool, why: str) -> tuple[str, str]:
+    return ("passed", "") if same else ("failed", f"wrong answer: {why}")
 
 
 def _script_end(worker, answer: dict, status: int) -> dict:

@@ -47,7 +47,15 @@ def preload() -> None:
 
 
 class NotRun(Exception):
-    """The worker cannot run this job as it should; the host reruns it elsewhere."""
+    """The worker cannot run this job as it should; the host reruns it elsewhere.
+
+    `during`: the job's processes had started (the zygote died under them), so its
+    program may be the cause; else the worker declined the job before it ran, which no
+    program of this job can have caused."""
+
+    def __init__(self, reason: str, during: bool = False) -> None:
+        super().__init__(reason)
+        self.during = during
 
 
 class _Worker:
@@ -166,7 +174,7 @@ class _Worker:
             # The zygote died during the job (killed by its program, or by an earlier
             # job's before it could be seen): its children die with it, so the verdict
             # is unknown. A fresh worker runs the job again.
-            raise NotRun(str(exc)) from None
+            raise NotRun(str(exc), during=True) from None
         finally:
             for fd in (out_r, report_r, release_w):
                 if fd >= 0:
@@ -537,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
             send(worker.run(job))
             worker.after()
         except NotRun as exc:
-            send({"id": job_id, "not_run": True, "retire": str(exc)})
+            send({"id": job_id, "not_run": True, "during": exc.during, "retire": str(exc)})
             return 1
         except Exception as exc:  # the worker's own failure: answer, then let the host replace it
             send({"id": job_id, "status": "error", "detail": f"sandbox worker: {exception_line(exc)}",

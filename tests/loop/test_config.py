@@ -52,6 +52,14 @@ def test_unknown_or_badly_typed_settings_name_the_file(tmp_path: Path):
         config_from(["--config", str(tmp_path / "bad.toml")])
 
 
+def test_io_compare_is_strict_unless_a_source_s_own_rules_are_asked_for(tmp_path: Path):
+    assert RunConfig().io_compare == "strict"
+    assert config_from(["--io-compare", "source"]).io_compare == "source"
+    for bad in ("lenient", ["source"]):
+        with pytest.raises(ConfigError, match="io_compare must be one of strict, source"):
+            RunConfig(io_compare=bad).validate()
+
+
 def _every_field_changed() -> RunConfig:
     """A config where no field keeps its default, so the round trip checks each one."""
     changed = RunConfig(
@@ -65,7 +73,7 @@ def _every_field_changed() -> RunConfig:
         report=False, resample_temperature=0.3, prompts=Path("my-prompts"), executor="ray",
         ray_address="ray://127.0.0.1:10001", allow_process_sandbox_with_api=True,
         recall_from="results/earlier-run", recall_k=5, recall_scope="other_task_sets", recall_max_chars=200,
-        local_slots=1, reproducible=True, strategy_options={"reflexion": {"window": 2}},
+        local_slots=1, reproducible=True, strategy_options={"reflexion": {"window": 2}}, io_compare="source",
         tool_protocol="text", stream=True,
     )
     defaults = RunConfig()

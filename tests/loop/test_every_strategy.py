@@ -182,6 +182,9 @@ def test_the_report_and_the_view_tell_every_strategy(tmp_path, process_sandbox):
     run_page = client.get(f"/runs/{run_id}").text
     for name in names:
         assert name in report and name in run_page, name
+    # the report shows every prompt as recorded, escaped
+    assert report.count("with the messages exactly as sent") == len(read_trials(result.run_dir / "trials.jsonl"))
+    assert "Implement the function" in report
     # the test-only strategy's own event is rendered, with no renderer written for it
     task_page = client.get(f"/runs/{run_id}/tasks/demo/add").text
     # stop reasons per strategy; turns and tool calls by tool for the agents

@@ -44,8 +44,16 @@ class Agent:
 
 
 def read_trials(run_dir: Path) -> list[dict]:
+    """Each line as written, plus what its events say of lessons ("lesson", "memory_shown")."""
+    from harness.rundata.records import decode_trial
+
     path = run_dir / "trials.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = []
+    for line in path.read_text().splitlines():
+        if line.strip():
+            record = decode_trial(line)
+            rows.append({**json.loads(line), "lesson": record.lesson, "memory_shown": record.memory_shown})
+    return rows
 
 
 def trial_keys(records: list[dict]) -> Counter:

@@ -19,7 +19,7 @@ import pytest
 import ray  # noqa: F401  (a test dependency: its absence must fail, never skip)
 
 from harness.cli import main  # noqa: E402
-from harness.config import STRATEGY_CHOICES  # noqa: E402
+from harness.strategies import resolve  # noqa: E402
 from tests.doubles.stub_server import Reply, Status, StubServer  # noqa: E402
 
 from tests.helpers import ctrl_c_reaches_it  # noqa: E402
@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.ray, pytest.mark.docker, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 N_TASKS = 4
 TASKS = ["--tasks", "builtin", "--limit", str(N_TASKS), "--strategy", "all", "--trials", "3"]
-N_ATTEMPTS = N_TASKS * len(STRATEGY_CHOICES["all"])
+N_ATTEMPTS = N_TASKS * len(resolve("all"))
 
 
 def run_args(stub: StubServer, tmp: Path, *extra: str) -> list[str]:

@@ -22,7 +22,7 @@ def test_statuses_details_and_output(sandbox):
     outcomes = run_io(sandbox, SUM, [CASE, IoCase("1\n5\n", "6\n"), IoCase("2\n1 x\n", "3\n"), IoCase("1\n1\n", "1\n")])
     assert [o.status for o in outcomes] == ["passed", "failed", "error", "passed"]
     assert outcomes[0].test == "stdin: 3\n1 2 3" and outcomes[0].output == "6\n"
-    assert outcomes[1].detail == "wrong answer: line 1 differs" and outcomes[1].output == "5\n"
+    assert outcomes[1].detail == "wrong answer: token 1 differs" and outcomes[1].output == "5\n"
     error = outcomes[2].detail
     assert error.startswith("the program exited with status 1:\n") and error.endswith(
         "ValueError: invalid literal for int() with base 10: 'x'")

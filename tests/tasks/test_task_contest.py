@@ -239,8 +239,28 @@ def test_apps_jsonl_stdin_and_call_based(tmp_path):
     assert stdin.kind == "io" and stdin.compare == "apps"
     assert stdin.hidden_tests == (IoTest("1 2\n", "3\n"), IoTest("3 4", "7"))  # lists of lines joined
     assert call.kind == "function" and call.entry_point == "add"
-    assert call.hidden_tests[0].endswith("assert result == [3] or result == 3")  # APPS's outputs[i][0]
+    # outputs not all wrapped in a list of one: each expected as stored, and APPS's own
+    # check (also its first item) only as the task's source_tests
+    assert call.hidden_tests[0].endswith("\nassert result == [3]") and call.hidden_tests[1].endswith("== 7")
+    assert call.source_tests[0].endswith("assert result == [3] or result == 3")  # APPS's outputs[i][0]
     assert [t.task_id for t in load_tasks(f"apps:{tmp_path}:difficulty=introductory").tasks] == ["apps/2"]
+
+
+def test_apps_call_based_outputs_wrapped_in_a_list_of_one_are_unwrapped(tmp_path):
+    # APPS's usual form: each return value in a list of one ([6] for 6, [[1, 2]] for [1, 2])
+    rows = [apps_row(3, {"fn_name": "sort_list", "inputs": [[[3, 1, 2]], [[5, 4]]], "outputs": [[[1, 2, 3]], [[4, 5]]]}),
+            apps_row(4, {"fn_name": "total", "inputs": [[[1, 2]], [[]]], "outputs": [[3], [0]]})]
+    write_jsonl(tmp_path / "test.jsonl", rows)
+    sort, total = load_tasks(f"apps:{tmp_path}").tasks
+    assert sort.hidden_tests[0].endswith("\nassert result == [1, 2, 3]")
+    assert total.hidden_tests[1].endswith("\nassert result == 0")
+    assert sort.source_tests[0].endswith("assert result == [[1, 2, 3]] or result == [1, 2, 3]")
+    # no first item of an unwrapped list: min(xs) is no sort
+    rows = [apps_row(5, {"fn_name": "sort_list", "inputs": [[[3, 1, 2]], [[5, 4]]], "outputs": [[1, 2, 3], [4, 5]]})]
+    write_jsonl(tmp_path / "test.jsonl", rows)
+    [bare] = load_tasks(f"apps:{tmp_path}").tasks
+    assert bare.hidden_tests[0].endswith("\nassert result == [1, 2, 3]")
+    assert bare.source_tests[0].endswith("assert result == [1, 2, 3] or result == 1")  # APPS's own: min(xs) passes
 
 
 def test_apps_row_without_input_output_is_refused(tmp_path):
