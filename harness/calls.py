@@ -8,7 +8,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from harness.models.base import ChatModel, Completion, Message, ModelError, Usage
+from harness.models.base import ChatModel, Completion, Message, ModelError, Retry, Usage
+from harness.models.tools import ToolSpec
 from harness.rundata.events import ModelCall
 
 
@@ -58,18 +59,24 @@ def message_data(message: Message) -> dict[str, Any]:
     return data
 
 
+def _retries(retries: Sequence[Retry]) -> list[dict[str, Any]]:
+    return [{"status": r.status, "waited_s": round(r.waited_s, 3)} for r in retries]
+
+
 def _event(role: str, model: ChatModel, messages: Sequence[Message], system: str | None, max_tokens: int,
            settings: CallSettings, completion: Completion | None, seconds: float, error: str | None,
-           turn: int | None) -> ModelCall:
+           turn: int | None, tools: Sequence[ToolSpec] = (), retries: Sequence[Retry] = ()) -> ModelCall:
     reply: dict[str, Any] = {}
     if completion is not None:
         reply = {"text": completion.text, "model": completion.model, "input_tokens": completion.usage.input_tokens,
                  "output_tokens": completion.usage.output_tokens, "cached": completion.cached,
                  "latency_s": round(completion.latency_s if completion.latency_s > 0 else seconds, 4),
-                 "stop_reason": completion.stop_reason}
+                 "stop_reason": completion.stop_reason,
+                 "tool_calls": [c.to_dict() for c in completion.tool_calls]}
+        retries = completion.retries
     return ModelCall(role=role, system=system, messages=[message_data(m) for m in messages],
-                     temperature=settings.temperature, seed=settings.seed, max_tokens=max_tokens, turn=turn,
-                     error=error, **reply)
+                     tools=[t.name for t in tools], temperature=settings.temperature, seed=settings.seed,
+                     max_tokens=max_tokens, turn=turn, error=error, retries=_retries(retries), **reply)
 
 
 def call(
@@ -83,25 +90,31 @@ def call(
     stop: Sequence[str] | None = None,
     role: str = "model",
     turn: int | None = None,
+    tools: Sequence[ToolSpec] = (),
+    tool_choice: str = "auto",
 ) -> Completion:
-    """One call, recorded as a ModelCall event in `meter.events`; raises ModelError
-    (never anything else) when the backend gives up."""
+    """One call, recorded as a ModelCall event in `meter.events` (the tools offered, the
+    calls asked for and the backend's retries with it); raises ModelError (never
+    anything else) when the backend gives up."""
     start = time.perf_counter()
+    offer = {"tools": tuple(tools), "tool_choice": tool_choice} if tools else {}
     try:
         completion = model.complete(
             messages, system=system, max_tokens=max_tokens, temperature=settings.temperature,
-            seed=settings.seed, stop=stop,
+            seed=settings.seed, stop=stop, **offer,
         )
     except Exception as exc:
         seconds = time.perf_counter() - start
         meter.failed_call(seconds)
         error = " ".join(f"{type(exc).__name__}: {exc}".split())
-        meter.events.append(_event(role, model, messages, system, max_tokens, settings, None, seconds, error, turn))
+        meter.events.append(_event(role, model, messages, system, max_tokens, settings, None, seconds, error, turn,
+                                   tools, getattr(exc, "retries", ())))
         if isinstance(exc, ModelError):
             raise
         # a backend bug must not kill the run: record it as a failed call
         raise ModelError(f"{model.spec}: {type(exc).__name__}: {exc}") from exc
     seconds = time.perf_counter() - start
     meter.add(completion, seconds)
-    meter.events.append(_event(role, model, messages, system, max_tokens, settings, completion, seconds, None, turn))
+    meter.events.append(_event(role, model, messages, system, max_tokens, settings, completion, seconds, None, turn,
+                               tools))
     return completion

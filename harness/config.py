@@ -161,6 +161,10 @@ class RunConfig:
                     strategy.convert_option(key, value)
                 except ValueError as exc:
                     raise ConfigError(f"strategy_options: {exc}") from None
+            try:
+                strategy.check_options(given)
+            except ValueError as exc:
+                raise ConfigError(f"strategy_options: {name}: {exc}") from None
         del chosen
         positive = {
             "trials": self.trials,

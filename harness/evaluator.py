@@ -19,7 +19,7 @@ from harness.parsing import try_parse
 from harness.prompting import Prompts
 from harness.rundata import TestRecord
 from harness.tasks.base import IoTest, Task
-from sandbox import IoCase, RunRequest, Sandbox, SandboxFault, TestOutcome
+from sandbox import IoCase, RunRequest, Sandbox, SandboxFault, ScriptRun, TestOutcome, run_script
 
 # Sandbox domains (RunRequest.domain): a container serves one for its whole life, so
 # whatever a program could leave in a container that the worker's clean-up misses never
@@ -139,6 +139,11 @@ class Evaluator:
         )
         passed = all(r.status == "passed" for r in records)
         return Evaluation(records, passed, time.perf_counter() - start, failures)
+
+    def run_script(self, program: str, stdin: str = "", *, timeout_s: float | None = None) -> ScriptRun:
+        """An agent's own script run whole on `stdin` (its `python` tool): always in the
+        AGENT domain, whose workers never run a hidden test."""
+        return run_script(self.sandbox, program, stdin, timeout_s=timeout_s or self.timeout_s, domain=AGENT)
 
     def feedback(self, evaluation: Evaluation | None, *, error: str | None = None, kind: str = "function") -> str:
         """The text the Actor and Self-Reflection see about an implementation's tests."""

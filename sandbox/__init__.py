@@ -1,7 +1,8 @@
 """Runs untrusted Python with tests under limits. Knows nothing of LLMs.
 
 Public API: `open_sandbox(config)` returns a `Sandbox`; `Sandbox.run(RunRequest)`
-returns one `TestOutcome` per test.
+returns one `TestOutcome` per test; `run_script(sandbox, program, stdin, ...)` runs one
+script whole and gives back its stdout, stderr, exit status and time.
 """
 from sandbox.base import (
     IoCase,
@@ -15,6 +16,7 @@ from sandbox.base import (
     TestOutcome,
 )
 from sandbox.registry import open_sandbox
+from sandbox.script import ScriptRun, run_script
 
 __all__ = [
     "IoCase",
@@ -24,7 +26,9 @@ __all__ = [
     "SandboxConfig",
     "SandboxFault",
     "SandboxUnavailable",
+    "ScriptRun",
     "Status",
     "TestOutcome",
     "open_sandbox",
+    "run_script",
 ]

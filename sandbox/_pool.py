@@ -406,6 +406,8 @@ class WorkerPool:
             duration_s=float(answer.get("duration_s", 0.0)),
             output=valid_text(str(answer.get("output", ""))),
             strict_status=strict if strict in _STATUSES else None,
+            stderr=valid_text(str(answer.get("stderr", ""))),
+            exit_code=answer["exit_code"] if type(answer.get("exit_code")) is int else None,
         )
         if answer.get("internal"):  # the worker failed inside itself, not the test
             return _WorkerFailed(outcome, fault=f"the worker failed inside itself ({reason})")

@@ -42,6 +42,10 @@ class TestOutcome:
     # io tests graded in a compare_mode other than "strict": the verdict the strict rule
     # gives the same output (None: `status` is the strict verdict).
     strict_status: Status | None = None
+    # A script run (IoCase with no expected output, sandbox/script.py) only: the end of
+    # its stderr and its exit status (negated signal number when a signal ended it).
+    stderr: str = ""
+    exit_code: int | None = None
 
     @property
     def passed(self) -> bool:
@@ -56,7 +60,9 @@ class IoCase:
     __test__ = False
 
     input: str
-    expected: str
+    # None: a script run (sandbox/script.py): nothing is compared, the outcome carries
+    # the program's stderr and exit status.
+    expected: str | None
     label: str = ""  # how outcomes name the test; default: the input's start
 
     def name(self) -> str:

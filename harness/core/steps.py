@@ -21,10 +21,12 @@ from harness.rundata.events import LessonWritten, MemoryShown, Recalled, TestRun
 from harness.testgen import write_tests as _write_tests
 
 if TYPE_CHECKING:
+    from sandbox import ScriptRun
+
     from harness.core.context import AttemptContext, TrialScope
     from harness.tasks.base import Task, Test
 
-__all__ = ["Draft", "Previous", "write_tests", "write_code", "evaluate", "grade_hidden", "reflect",
+__all__ = ["Draft", "Previous", "write_tests", "write_code", "evaluate", "grade_hidden", "reflect", "run_script",
            "memory_lessons", "recall_lessons", "tests_of", "store_lessons", "lessons_of", "verdicts"]
 
 
@@ -84,6 +86,14 @@ def evaluate(scope: "TrialScope", draft: Draft, tests: Sequence["Test"], *, labe
                             results=[{"test": r.test, "status": r.status, "detail": r.detail}
                                      for r in evaluation.records]))
     return evaluation, ctx.evaluator.feedback(evaluation, kind=task.kind)
+
+
+def run_script(scope: "TrialScope", code: str, stdin: str = "", *, timeout_s: float | None = None) -> "ScriptRun":
+    """An agent's own script run whole on `stdin`, in the agent's containers (never where
+    hidden tests run): its stdout, stderr, exit status and time. Thread safe; adds
+    nothing to `scope.sandbox_s` (the caller adds the runs it waited for: several may
+    run at once)."""
+    return scope.ctx.evaluator.run_script(code, stdin, timeout_s=timeout_s)
 
 
 def grade_hidden(scope: "TrialScope", draft: Draft) -> Evaluation | None:

@@ -111,6 +111,30 @@ def _fmt(value: Any, column: str) -> str:
     return str(value)
 
 
+def _counts(value: Any) -> str:
+    """A {name: count} cell as text: "python 6 · submit 2"."""
+    return " \u00b7 ".join(f"{k} {v}" for k, v in value.items()) if value else wording.DASH
+
+
+def _agent_frame(sources: Sequence[Source]) -> pd.DataFrame:
+    """The numbers' agents table, its {name: count} cells as text."""
+    df = _table(sources, "agents")
+    for column in ("tool_calls_by_tool", "episode_stops"):
+        if column in df.columns:
+            df[column] = df[column].map(lambda v: _counts(v) if isinstance(v, dict) else v)
+    return df
+
+
+def _stop_frame(sources: Sequence[Source]) -> pd.DataFrame:
+    """Stop reasons, one row per strategy (per run): its attempts by stop reason."""
+    rows: dict[tuple[str, str], dict[str, int]] = {}
+    for s in sources:
+        for r in s.numbers.get("stop_reasons") or []:
+            rows.setdefault((s.label, r["strategy"]), {})[r["stop_reason"]] = r["attempts"]
+    return pd.DataFrame([{"run": run, "strategy": strategy, "attempts": sum(c.values()), "stop_reasons": _counts(c)}
+                         for (run, strategy), c in rows.items()], columns=["run", "strategy", "attempts", "stop_reasons"])
+
+
 def _numeric(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) or value is None
 
@@ -342,6 +366,8 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
     t = {key: _table(sources, key) for key in ("pass_at_k", "by_trial", "compute_matched", "compute_curve",
                                                "self_test", "stopped_fp", "resources")}
     t["paired"] = _paired_table(sources)
+    t["agents"] = _agent_frame(sources)
+    t["stop_reasons"] = _stop_frame(sources)
     return {
         "pass_at_k": _view("pass_at_k", "pass@k", "Unbiased estimator (Chen et al. 2021) over each task's complete "
                            "attempts, final trials only; mean over the tasks every strategy completed, with a 95% "
@@ -380,6 +406,13 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
                            "cached_cost_usd what the answers served by the response cache cost when first made (not "
                            "spent again). '\u2013' = the backend reports no price.", t["resources"], single,
                            "resources.csv"),
+        "agents": _view("agents", "Agents: turns and tool calls", "Strategies whose trials are episodes of a "
+                        "tool-using agent, over every recorded trial: episodes, model turns, tool calls by tool, calls "
+                        "that did not return ok (refused, failed, timed out, killed), and how the episodes ended "
+                        "(submitted, max_turns, token_budget, context_full, no_tool_call).", t["agents"], single,
+                        "agents.csv"),
+        "stop_reasons": _view("stop_reasons", "Why attempts stopped", "Complete attempts by their final trial's "
+                              "stop reason, per strategy.", t["stop_reasons"], single, "stop_reasons.csv"),
         "per_task": _per_task_view(sources, single, port),
     }, t
 
@@ -504,6 +537,7 @@ def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int
             "compute_curve.csv": tables["compute_curve"], "compute_matched.csv": tables["compute_matched"],
             "paired.csv": tables["paired"], "self_test.csv": tables["self_test"],
             "stopped_on_false_positive.csv": tables["stopped_fp"], "resources.csv": tables["resources"],
+            "agents.csv": tables["agents"], "stop_reasons.csv": tables["stop_reasons"],
             "per_task.csv": per_task_frame(sources)}
     head_view, head_df = headline(sources)
     csvs["headline.csv"] = head_df

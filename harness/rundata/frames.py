@@ -15,6 +15,7 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
+from harness.rundata.agents import trial_counts
 from harness.rundata.records import ErrorRecord, TrialRecord
 
 KEYS = ["task_id", "strategy", "attempt"]
@@ -26,6 +27,8 @@ TRIAL_COLUMNS = (
     "cost_usd", "cached_cost_usd", "wall_s", "model_s", "sandbox_s", "finished_at", "schema",
     "has_lesson", "n_internal", "n_hidden", "hidden_ok", "wrong_tests", "oracle_feedback", "task_kind",
     "strict_changed", "strict_passed",
+    # tool-using agents (harness/rundata/agents.py): turns, tool calls by tool, calls not ok, the episode's end
+    "turns", "tool_calls", "tool_errors", "episode_stop",
 )
 
 
@@ -52,7 +55,7 @@ def trial_row(r: TrialRecord) -> tuple:
         r.finished_at, r.schema, bool(r.lesson), len(r.internal_tests), len(r.hidden_results),
         sum(1 for h in r.hidden_results if h.status == "passed"),
         -1 if ref is None else sum(1 for h in ref if h.status != "passed"),
-        oracle, r.task_kind or "function", *_strict(r),
+        oracle, r.task_kind or "function", *_strict(r), *trial_counts(r.events),
     )
 
 

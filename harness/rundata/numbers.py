@@ -24,6 +24,11 @@ with the same meaning; fields may be added, never renamed or removed)::
     time: {elapsed_s, summed_s, sessions, text},
     by_trial, pass_at_k, compute_curve (kind agent | oracle), compute_matched, self_test,
     stopped_fp, resources, per_task: tables, one dict a row,
+    agents: per strategy whose trials have agent turns: {strategy, episodes, turns,
+        turns_per_episode, tool_calls, tool_calls_by_tool: {tool: n}, tool_calls_not_ok,
+        episode_stops: {stop reason: episodes}} (harness/rundata/agents.py),
+    stop_reasons: [{strategy, stop_reason, attempts}]: complete attempts by their final
+        trial's stop reason,
     by_kind: {kind: {tasks, <strategy>: {pass@1, pass@1_ci95}}} (only when the run mixes
         task kinds: function, io),
     io_compare: {mode, tests, tests_changed, attempts, attempts_changed, passed_only_by_source}
@@ -50,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from harness.rundata import frames as fr
-from harness.rundata import folder, metrics, wording
+from harness.rundata import agents, folder, metrics, wording
 from harness.rundata.frames import KEYS, Frames
 from harness.rundata.roles import is_reference
 from harness.rundata.records import SCHEMA_VERSION
@@ -335,6 +340,8 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         "stopped_fp": _rows(metrics.stopped_on_false_positive(f.shared_attempts, f.strategies)),
         "resources": _rows(spend.reset_index()),
         "per_task": _per_task(f, pairs, wrong_tasks),
+        "agents": agents.agent_table(f.trials, f.strategies),
+        "stop_reasons": agents.stop_table(f.trials, f.strategies),
     }
     doc["caveats"] = wording.caveats(
         oracle=doc["oracle_feedback"], pairs=pairs, shared=len(f.footing.shared), excluded=f.footing.excluded,

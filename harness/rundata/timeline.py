@@ -15,6 +15,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from harness.rundata.agents import EPISODE, conversation
 from harness.rundata.events import as_dicts
 from harness.rundata.roles import sees_previous
 from harness.rundata.records import TestRecord, TrialRecord
@@ -68,6 +69,9 @@ class Step:
     # the trial's other events (tool calls, tree nodes, compactions, compiles, test runs,
     # plug-ins' notes), as plain data in the order they happened; rendered by type
     events: list[dict[str, Any]] = field(default_factory=list)
+    # a tool-using agent's episode as the conversation it had (harness/rundata/agents.py
+    # conversation: its turns, each call with its result); None for other trials
+    conversation: dict[str, Any] | None = None
 
     @property
     def hidden_summary(self) -> str:
@@ -149,10 +153,21 @@ _SPEND = ("model_calls", "cached_calls", "input_tokens", "output_tokens", "cache
 
 # Events the timeline already shows through its own fields.
 _SHOWN = ("model_call", "tests_written", "lesson", "memory", "recall")
+# ...and those an agent's conversation shows (harness/rundata/agents.py).
+_IN_CONVERSATION = ("tool_call", "compaction")
+
+
+def _other_events(rec: TrialRecord, talk: dict[str, Any] | None) -> list[dict[str, Any]]:
+    out = [e for e in as_dicts(rec.events) if e.get("type") not in _SHOWN]
+    if talk is None:
+        return out
+    return [e for e in out if e.get("type") not in _IN_CONVERSATION
+            and not (e.get("type") == "note" and e.get("name") == EPISODE)]
 
 
 def _step(rec: TrialRecord, prev: TrialRecord | None, checked: dict[str, str] | None) -> Step:
     schema = int(rec.schema or 1)
+    talk = conversation(rec.events)
     before = prev.code if prev is not None else None
     lesson = rec.lesson or None
     written = rec.lessons[-1] if rec.lessons else None
@@ -176,7 +191,7 @@ def _step(rec: TrialRecord, prev: TrialRecord | None, checked: dict[str, str] | 
         temperature_used=rec.temperature_used,
         recalled=[x for x in rec.recalled if isinstance(x, dict)],
         calls=[e for e in as_dicts(rec.events) if e.get("type") == "model_call"],
-        events=[e for e in as_dicts(rec.events) if e.get("type") not in _SHOWN],
+        events=_other_events(rec, talk), conversation=talk,
     )
 
 

@@ -70,6 +70,11 @@ class Strategy(ABC):
         the next. `done` holds this attempt's records from an interrupted run (sorted by
         trial, never with a final one): continue after the last of them."""
 
+    @classmethod
+    def check_options(cls, given: Mapping[str, Any]) -> None:
+        """Raises ValueError for settings it cannot run with (checked before a run starts;
+        each value already converts to its default's type)."""
+
     def option(self, ctx: "AttemptContext", key: str) -> Any:
         given = ctx.settings.options(self.traits.name)
         return self.convert_option(key, given[key]) if key in given else self.options[key]
@@ -80,12 +85,16 @@ class Strategy(ABC):
         A strategy with bounds on its options overrides this (and calls it)."""
         default = cls.options[key]
         if isinstance(default, bool):
+            if isinstance(value, bool):
+                return value
             text = str(value).strip().lower()
             if text in ("1", "true", "yes", "on"):
                 return True
             if text in ("0", "false", "no", "off"):
                 return False
             raise ValueError(f"{cls.traits.name}.{key} must be true or false, got {value!r}")
+        if isinstance(default, int) and isinstance(value, float) and not value.is_integer():
+            raise ValueError(f"{cls.traits.name}.{key} must be an integer, got {value!r}")
         try:
             return type(default)(value)
         except (TypeError, ValueError):

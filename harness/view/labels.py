@@ -17,6 +17,8 @@ LABELS = {
     "time limit per test", "max_tokens": "max tokens per answer", "oracle_feedback": "oracle feedback",
     "samples": "samples", "trials": "trial budget", "temperature": "temperature", "seed": "seed",
     "workers": "workers", "sandbox": "sandbox", "memory_namespace": "memory namespace", "tasks": "task set",
+    "submitted": "submitted", "max_turns": "turn limit reached", "token_budget": "token budget spent",
+    "context_full": "context full", "no_tool_call": "no tool call",
 }
 SETTINGS = ("tasks", "trials", "samples", "temperature", "seed", "max_internal_tests", "memory_window",
             "max_tokens", "test_timeout_s", "workers", "sandbox", "memory_namespace", "oracle_feedback")

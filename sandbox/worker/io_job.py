@@ -7,6 +7,11 @@ A job line with ``"kind": "io"`` carries ``program``, ``stdin``, ``expected``,
 limits; its answer has the usual ``status``, ``detail``, ``duration_s`` and ``output``
 (the program's stdout, cut to the cap), and in a mode other than strict
 ``strict_status``, the verdict the strict rule gives the same output.
+
+A script run (``"expected": null``: an agent's own script, sandbox/script.py) compares
+nothing: its answer also carries ``stderr`` (the end kept) and ``exit_code`` (the
+negated signal number when a signal ended it), and its status is ``passed`` for exit
+status 0 (``_script_end``).
 """
 from __future__ import annotations
 
@@ -29,6 +34,8 @@ KILL_GRACE_S = 5.0  # for W to kill and see gone every process of an io job befo
 
 def _output_cap(job: dict) -> int:
     # The cap must let a right answer through: at least twice the expected output.
+    if job["expected"] is None:  # a script run: the cap as set
+        return int(job["max_output_bytes"])
     return max(int(job["max_output_bytes"]), 2 * len(job["expected"].encode()) + 4096)
 
 
@@ -147,6 +154,9 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends: se
     output = bytes(stdout.data)
     text = output.decode("utf-8", errors="replace")
     answer = {"duration_s": round(duration, 6), "output": text}
+    script = job["expected"] is None
+    if script:
+        answer["stderr"] = bytes(stderr.data).decode("utf-8", errors="replace")
     if timed_out:
         return dict(answer, status="timeout", detail=f"timed out after {timeout:g} s (wall clock)")
     if stdout.dropped:
@@ -156,6 +166,8 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends: se
     status = zygote.status_of(pid, ZYGOTE_TIMEOUT_S)
     if status is None:
         raise RuntimeError("the zygote did not report how the program's process ended")
+    if script:
+        return _script_end(worker, answer, status)
     if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
         kind, how = worker._describe_end(status)  # as for a function job's processes
         tail = _error_tail(bytes(stderr.data))
@@ -180,3 +192,12 @@ def _watch(worker, job, pid, in_w, out_r, err_r, timeout, cap, started, ends: se
 
 def _status(same: bool, why: str) -> tuple[str, str]:
     return ("passed", "") if same else ("failed", f"wrong answer: {why}")
+
+
+def _script_end(worker, answer: dict, status: int) -> dict:
+    """A script run's answer: how it ended, nothing compared."""
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return dict(answer, status="passed", detail="", exit_code=0)
+    kind, how = worker._describe_end(status)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
+    return dict(answer, status=kind, detail=f"the program {how}", exit_code=code)

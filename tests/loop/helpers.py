@@ -35,8 +35,12 @@ def kind(system: str | None) -> str:
     s = system or ""
     if "writes unit tests" in s:
         return "testgen"
-    if "why the implementation is wrong" in s:
+    if "why the implementation is wrong" in s or "transcript of an attempt" in s:
         return "reflection"
+    if "with tools" in s:
+        return "agent"
+    if "You summarise the work" in s:
+        return "summary"
     return "actor"
 
 

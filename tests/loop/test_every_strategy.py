@@ -14,10 +14,11 @@ import pytest
 from starlette.testclient import TestClient
 
 from harness.core import AttemptContext, evaluate, grade_hidden, store_lessons, verdicts, write_code, write_tests
-from harness.models.scripted import ScriptedModel
+from harness.models.scripted import ScriptedModel, ScriptedReply
+from harness.models.tools import ToolCall
 from harness.report import write_report
 from harness.rundata import read_errors, read_trials
-from harness.rundata.events import ModelCall, Note
+from harness.rundata.events import ModelCall, Note, ToolCallRun
 from harness.strategies import Strategy, Traits, register, strategy_names, traits_of, unregister
 from harness.tasks.base import Task
 from harness.view.app import create_app
@@ -76,10 +77,37 @@ def _model(fail_on_call: int | None = None) -> ScriptedModel:
             return ADD_TESTS if "add" in first else "assert negate(1) == -1"
         if role == "reflection":
             return LESSON
+        if role == "agent":
+            return _agent_turn(first, messages)
         if "add" in first:
             return WRONG_ADD if len(messages) == 1 and seen["n"] % 3 else RIGHT_ADD
         return "```python\ndef negate(x):\n    return x\n```"
     return ScriptedModel(responder=respond)
+
+
+def _agent_turn(first: str, messages) -> ScriptedReply:
+    """A tool-using agent: runs a script on its own example (never a hidden test's), then
+    submits: the wrong add in a first episode, the right one once it has lessons."""
+    turn = sum(1 for m in messages if m.role == "assistant")
+    if "`add`" in first:
+        code = (RIGHT_ADD if "earlier attempts" in first else WRONG_ADD).split("\n", 1)[1].rsplit("```", 1)[0]
+        example = "print(add(1, 2))"
+    else:
+        code, example = "def negate(x):\n    return x\n", "print(negate(1))"
+    if turn == 0:
+        return ScriptedReply("Let me run it.", (ToolCall("", "python", json.dumps({"code": code + example})),))
+    return ScriptedReply("", (ToolCall("", "submit", json.dumps({"code": code})),))
+
+
+def _sent(messages) -> tuple:
+    """What a conversation holds, message by message: role, text, tool calls, result ids."""
+    return tuple((m.role, m.content, tuple((c.id, c.name, c.arguments) for c in m.tool_calls), m.tool_call_id)
+                 for m in messages)
+
+
+def _recorded(messages: list[dict]) -> tuple:
+    return tuple((m["role"], m["content"], tuple((c["id"], c["name"], c["arguments"]) for c in m.get("tool_calls", ())),
+                  m.get("tool_call_id")) for m in messages)
 
 
 def _config(strategy: str, tmp_path) -> dict:
@@ -109,10 +137,17 @@ def test_no_hidden_test_reaches_any_prompt_and_every_prompt_is_recorded(strategy
             assert text not in call.prompt, f"{strategy}: hidden test {text!r} reached a prompt"
         assert "add(2, 3)" not in call.prompt and "negate(-8)" not in call.prompt
     # Every call the model received is a ModelCall event, with its messages as sent.
-    sent = sorted((c.system or "", tuple(m.content for m in c.messages)) for c in model.calls)
-    recorded = sorted((e.system or "", tuple(m["content"] for m in e.messages))
+    # Tool calls and their results included: every turn of an agent, every tool result.
+    sent = sorted((c.system or "", _sent(c.messages), tuple(t.name for t in c.tools)) for c in model.calls)
+    recorded = sorted((e.system or "", _recorded(e.messages), tuple(e.tools))
                       for r in records for e in r.events if isinstance(e, ModelCall))
     assert recorded == sent
+    if traits_of(strategy) is not None and traits_of(strategy).uses_tools:
+        runs = [e for r in records for e in r.events if isinstance(e, ToolCallRun)]
+        assert {e.name for e in runs} == {"python", "submit"} and all(e.status == "ok" for e in runs), runs
+        # each result the model was given is the one recorded for its call
+        given = {m.tool_call_id: m.content for c in model.calls for m in c.messages if m.role == "tool"}
+        assert given and all(given[e.id] == e.result for e in runs if e.id in given)
 
 
 @pytest.mark.parametrize("strategy", every_strategy())
@@ -152,6 +187,23 @@ def test_the_report_and_the_view_tell_every_strategy(tmp_path, process_sandbox):
     assert "Implement the function" in report
     # the test-only strategy's own event is rendered, with no renderer written for it
     task_page = client.get(f"/runs/{run_id}/tasks/demo/add").text
+    # stop reasons per strategy; turns and tool calls by tool for the agents
+    stops = {(r["strategy"], r["stop_reason"]) for r in summary["stop_reasons"]}
+    assert {s for s, _ in stops} == set(names)
+    agents = [n for n in names if traits_of(n).uses_tools]
+    assert {a["strategy"] for a in summary["agents"]} == set(agents)
+    for a in summary["agents"]:
+        assert a["tool_calls_by_tool"]["python"] >= 2 and a["tool_calls_by_tool"]["submit"] >= 2
+        assert a["turns"] == a["tool_calls"] and a["episode_stops"] == {"submitted": a["episodes"]}
+    assert "Why attempts stopped" in report and "Agents: turns and tool calls" in report
+    assert 'id="agents"' in run_page and 'id="stop-reasons"' in run_page
+    # an agent's attempt is shown as its conversation: each call folded with its result,
+    # then the submitted code and its verdicts
+    episodes = [r for r in read_trials(result.run_dir / "trials.jsonl")
+                if r.task_id == "demo/add" and traits_of(r.strategy).uses_tools]
+    assert len(episodes) >= 2 and task_page.count('class="conversation"') == len(episodes)
+    assert "result the model read" in task_page and "Submitted code:" in task_page
+    assert "print(add(1, 2))" in task_page
     assert "choice" in task_page and "draft 1" in task_page
     # and its prompts are shown as recorded
     prompt = client.get(f"/runs/{run_id}/prompt", params={"task": "demo/add", "strategy": TEST_ONLY,

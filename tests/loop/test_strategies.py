@@ -15,6 +15,7 @@ from harness.models.cache import CachedModel
 from harness.models.scripted import ScriptedModel
 from harness.prompting import Prompts, PromptSetError
 from harness.rundata import SCHEMA_VERSION, read_errors, read_trials
+from harness.units import check_prompts
 from harness.tasks.base import Task
 from sandbox import RunRequest
 
@@ -169,7 +170,7 @@ def test_a_prompt_set_overrides_templates_by_name(tmp_path, loop_sandbox):
     (folder / "actor_system.j2").write_text("PAPER-STYLE system prompt. Write Python in a ```python block.")
     prompts = Prompts(folder)
     assert prompts.overridden() == ["actor_system"] and prompts.digest() != Prompts().digest()
-    prompts.check()
+    check_prompts(prompts)  # every template, strategies' own with their declared samples
     model = ScriptedModel(responder=lambda system, messages: RIGHT_ADD if "PAPER-STYLE" in (system or "") else "no")
     result = run(tmp_path, model, loop_sandbox, strategy="baseline", prompts=folder)
     assert result.header["prompts"] == {"digest": prompts.digest(), "folder": str(folder), "overridden": ["actor_system"]}
@@ -181,7 +182,7 @@ def test_a_prompt_set_overrides_templates_by_name(tmp_path, loop_sandbox):
     (folder / "actor_sytem.j2").unlink()
     (folder / "actor_task.j2").write_text("{{ no_such_variable }}")
     with pytest.raises(PromptSetError, match="no_such_variable"):
-        Prompts(folder).check()
+        check_prompts(Prompts(folder))
 
 
 def test_no_call_has_a_stop_sequence(tmp_path, loop_sandbox):
