@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from sandbox._prepared import PreparedTests
-from sandbox.base import IoCase, Limits, RunRequest, SandboxFault, SandboxUnavailable, TestOutcome
+from sandbox.base import CallCase, IoCase, Limits, RunRequest, SandboxFault, SandboxUnavailable, TestOutcome
 from sandbox.worker.protocol import PROTOCOL
 
 STARTUP_TIMEOUT_S = 60.0
@@ -286,7 +286,10 @@ class WorkerPool:
                 domain = self._domains[name] = _Domain(slots, idle)
             return domain
 
-    def run(self, request: RunRequest) -> list[TestOutcome]:
+    def run(self, request: RunRequest, native: dict | None = None) -> list[TestOutcome]:
+        """One outcome per test. `native`: the program of another language, as a test job
+        runs it (files, argv, environment: sandbox/worker/native.py), instead of
+        `request.program`."""
         if self._closed:
             raise RuntimeError("this sandbox is closed")
         timeout = request.timeout_s if request.timeout_s is not None else self._limits.timeout_s
@@ -296,13 +299,47 @@ class WorkerPool:
             if request.tests:
                 # Outside the permits: a worker starting (about a second) runs no job, and
                 # holding a permit meanwhile would stall every domain's calls.
-                self._ready_worker(slot, request)
+                self._ready_worker(slot, request.domain)
             with self._permits:  # calls beyond the pool size, all domains together, wait here
-                return [self._run_test(slot, request, test, timeout) for test in request.tests]
+                return [self._run_test(slot, request, test, timeout, native) for test in request.tests]
         finally:
             domain.idle.put(slot)
 
-    def _run_test(self, slot: _Slot, request: RunRequest, test: str | IoCase, timeout: float) -> TestOutcome:
+    def run_job(self, domain_name: str, job: dict, guard_s: float) -> dict:
+        """One job of the pool's own kind (a compile job), on a worker of `domain_name`,
+        run once more on a fresh worker when the first fails instead of answering (as a
+        test job is); the worker's answer, or {"status": "error", "detail": why}."""
+        if self._closed:
+            raise RuntimeError("this sandbox is closed")
+        domain = self._domain(domain_name)
+        slot = domain.idle.get()
+        try:
+            self._ready_worker(slot, domain_name)
+            with self._permits:
+                why = ""
+                for _ in range(2):
+                    channel = self._ready_worker(slot, domain_name)
+                    try:
+                        answer = channel.request(job, guard_s=guard_s)
+                    except WorkerLost as exc:
+                        channel.broken = True
+                        channel.close()
+                        why = f"the sandbox worker {exc}; it was replaced"
+                        continue
+                    if answer.get("retire"):
+                        channel.broken = True
+                        with self._lock:
+                            self.retired.append(valid_text(str(answer["retire"]))[:400])
+                    if answer.get("not_run") or answer.get("internal"):
+                        why = valid_text(str(answer.get("retire") or answer.get("detail") or "declined"))[:400]
+                        continue
+                    return answer
+                return {"status": "error", "detail": f"two sandbox workers in a row could not run the job ({why})"}
+        finally:
+            domain.idle.put(slot)
+
+    def _run_test(self, slot: _Slot, request: RunRequest, test: str | IoCase | CallCase, timeout: float,
+                  native: dict | None = None) -> TestOutcome:
         """The job's outcome. When the worker fails rather than answers (it declines the
         job, dies, hangs or fails inside itself), it is replaced (unless it failed only
         in judging, which changed nothing of its state) and the job runs once more: an
@@ -310,26 +347,27 @@ class WorkerPool:
         Only a second failure is the job's outcome, and only one a program can cause
         (its worker died or hung, its zygote died under it); a failure of the sandbox's
         own raises SandboxFault, which is never a verdict."""
-        first = self._run_test_once(slot, request, test, timeout)
+        first = self._run_test_once(slot, request, test, timeout, native)
         if isinstance(first, TestOutcome):
             return first
-        second = self._run_test_once(slot, request, test, timeout)
+        second = self._run_test_once(slot, request, test, timeout, native)
         if isinstance(second, TestOutcome):
             return second
         for failure in (second, first):
             if failure.outcome is not None and failure.fault is None:
                 return failure.outcome
-        name = test.name() if isinstance(test, IoCase) else test
+        name = test if isinstance(test, str) else test.name()
         why = "; then ".join(dict.fromkeys(f.fault or "it failed" for f in (first, second)))
         raise SandboxFault(f"the sandbox could not grade the test {valid_text(name)[:120]!r} "
                            f"on two workers in a row: {why}")
 
     def _run_test_once(
-        self, slot: _Slot, request: RunRequest, test: str | IoCase, timeout: float
+        self, slot: _Slot, request: RunRequest, test: str | IoCase | CallCase, timeout: float,
+        native: dict | None = None,
     ) -> TestOutcome | _WorkerFailed:
-        return self._exchange(self._ready_worker(slot, request), request, test, timeout)
+        return self._exchange(self._ready_worker(slot, request.domain), request, test, timeout, native)
 
-    def _ready_worker(self, slot: _Slot, request: RunRequest) -> _Channel:
+    def _ready_worker(self, slot: _Slot, domain: str) -> _Channel:
         """The slot's worker, replaced first when it is gone, failed, retired or worn out."""
         channel = slot.channel
         worn_out = channel is not None and channel.jobs_done >= self._jobs_per_worker
@@ -340,13 +378,14 @@ class WorkerPool:
             channel = self._fresh_worker(replacing=channel is not None)
             channel.domain = slot.domain  # bound for its whole life
             slot.channel = channel
-        if channel.domain != request.domain:  # cannot happen; checked because it must never
-            raise RuntimeError(f"sandbox pool: a job of domain {request.domain!r} reached a worker "
+        if channel.domain != domain:  # cannot happen; checked because it must never
+            raise RuntimeError(f"sandbox pool: a job of domain {domain!r} reached a worker "
                                f"bound to domain {channel.domain!r}")
         return channel
 
     def _exchange(
-        self, channel: _Channel, request: RunRequest, test: str | IoCase, timeout: float
+        self, channel: _Channel, request: RunRequest, test: str | IoCase | CallCase, timeout: float,
+        native: dict | None = None,
     ) -> TestOutcome | _WorkerFailed:
         """One job on a ready worker: send it, read the answer, mark the worker for
         replacement when it failed or asked to retire."""
@@ -360,10 +399,25 @@ class WorkerPool:
             "pids": limits.pids,
             "blind": request.blind,
         }
+        if native is not None:  # another language's program (worker/native.py)
+            job["exec"] = native
+            job["memory_mb"] = max(limits.memory_mb, int(native.get("memory_mb") or 0))
         if isinstance(test, IoCase):  # a whole program on stdin/stdout (worker/io_job.py)
             job.update(kind="io", stdin=test.input, expected=test.expected, compare=request.compare,
                        compare_mode=request.compare_mode)
             test = test.name()
+        elif isinstance(test, CallCase):  # a function test on the driver (worker/native.py)
+            if native is None:
+                return TestOutcome(test=valid_text(test.name()), status="error",
+                                   detail="a call test needs a program of another language than Python")
+            job.update(kind="call", calls=[call.args for call in test.calls],
+                       expected=[call.expected for call in test.calls],
+                       labels=[call.label or f"call {index + 1}" for index, call in enumerate(test.calls)],
+                       tolerance=test.tolerance)
+            test = test.name()
+        elif native is not None:
+            return TestOutcome(test=valid_text(test), status="error",
+                               detail="a program of another language than Python takes call tests or io tests")
         else:
             job.update(test=test, prelude=request.prelude, entry_point=request.entry_point)
             prepared = self.prepared.get(test, request.blind)

@@ -7,7 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, Sequence, runtime_checkable
 
-Status = Literal["passed", "failed", "error", "timeout"]
+Status = Literal["passed", "failed", "error", "timeout", "compile_error", "compile_timeout", "compile_memory"]
+# A program that did not compile fails every test with one of these (the compiler's
+# message is each test's detail); CompileOutcome.status says it once.
+COMPILE_STATUSES = ("compile_error", "compile_timeout", "compile_memory")
+PYTHON = "python"
 DEFAULT_DOMAIN = "default"  # RunRequest.domain when the caller names none
 
 
@@ -21,6 +25,10 @@ class Limits:
     max_file_mb: int = 16  # largest file a test may write
     pids: int = 64  # container process cap
     cpus: float = 1.0  # container CPU cap
+    # Compiling another language's program (sandbox/toolchains/): wall clock and memory of
+    # the compile job; None: the toolchain's own (60 s, 2048 MB).
+    compile_timeout_s: float | None = None
+    compile_memory_mb: int | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,51 @@ class IoCase:
 
 
 @dataclass(frozen=True)
+class Call:
+    """One call of a function of another language: its arguments (a JSON array) and the
+    value expected back (JSON, in the canonical form of sandbox/worker/values.py). Only the
+    arguments reach the program's process; the expected value stays in the worker."""
+
+    __test__ = False
+
+    args: str
+    expected: str
+    label: str = ""  # how a failure names it (the assert as the test wrote it)
+
+
+@dataclass(frozen=True)
+class CallCase:
+    """One test of a function task in another language: calls made in one fresh process
+    of the program (the function linked with the harness's driver), compared in order."""
+
+    __test__ = False
+
+    calls: tuple[Call, ...]
+    label: str = ""
+    tolerance: float | None = None  # absolute, for floats; None: equal as floats
+
+    def name(self) -> str:
+        if self.label:
+            return self.label
+        return "; ".join(call.label or f"call {call.args}" for call in self.calls)[:300]
+
+
+@dataclass(frozen=True)
+class CompileOutcome:
+    """How a program of a compiled language compiled (once per program: later requests
+    for the same program reuse the artifact)."""
+
+    status: Literal["ok", "compile_error", "compile_timeout", "compile_memory"]
+    message: str = ""  # the compiler's messages, cut to the first errors
+    seconds: float = 0.0
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True)
 class RunRequest:
     """One program and the tests to judge it by.
 
@@ -84,8 +137,9 @@ class RunRequest:
     program: str  # the code under test (a module's source)
     # Each runs, isolated, against a fresh run of `program`: a test's code (the program
     # is a module whose functions the test calls), or an IoCase (the program is run as a
-    # script on the case's input; its stdout is compared by `compare`'s rule).
-    tests: Sequence[str | IoCase]
+    # script on the case's input; its stdout is compared by `compare`'s rule), or, for
+    # another language's function task, a CallCase (the driver calls `entry_point`).
+    tests: Sequence[str | IoCase | CallCase]
     timeout_s: float | None = None  # per test; None means Limits.timeout_s
     # Trusted code run in the test's process before each test: the task's own imports,
     # helpers and constants. Names it defines are the grader's: the program cannot
@@ -115,6 +169,9 @@ class RunRequest:
     # "Verdict-blind grading"). False: the first failed assert ends the test, as in one
     # interpreter (for tests whose verdicts reach the program's author anyway).
     blind: bool = True
+    # The program's language: "python", or a toolchain's (sandbox/toolchains/: rust, go,
+    # cpp, javascript), whose program is compiled once and run per test.
+    language: str = PYTHON
 
 
 @runtime_checkable
@@ -159,3 +216,7 @@ class SandboxConfig:
     # trivial job each, so their first calls find workers ready (any other domain gets
     # its workers at its first call).
     domains: tuple[str, ...] = ()
+    # The language of this backend's image (Python's, or `<image>-<language>`); and the
+    # languages open_sandbox opens besides Python's, each on its own image.
+    language: str = PYTHON
+    languages: tuple[str, ...] = ()

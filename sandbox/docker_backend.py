@@ -24,7 +24,8 @@ from typing import Iterator
 
 from sandbox._engine import LABEL, connect, image_problem, recipe_digest, resolve_image
 from sandbox._pool import STARTUP_TIMEOUT_S, WorkerPool, _Channel, pid_alive, stale_folders
-from sandbox.base import RunRequest, SandboxConfig, SandboxUnavailable, TestOutcome
+from sandbox.base import PYTHON, RunRequest, SandboxConfig, SandboxUnavailable, TestOutcome
+from sandbox.compiled import Compiler
 from sandbox.worker.namespace import COVER_FLAGS, PRIVATE_FLAGS, UNSHARE_FLAGS
 
 OWNER_LABEL = "reflexion-harness.sandbox.owner"  # "<host>:<pid>" of the harness process
@@ -34,6 +35,7 @@ TMPFS_INODES = 20000  # files and directories in /tmp (and in /dev/shm) at once
 # /tmp tmpfs share the container's memory cgroup with the program; RLIMIT_AS
 # (Limits.memory_mb) is what caps the program's process (and the test's) itself.
 MEMORY_HEADROOM_MB = 160 + TMPFS_MB
+COMPILE_TMPFS_MB = 512  # a compile container's /tmp: the compiler's intermediate files
 CHANNEL_LABEL = "reflexion-harness.sandbox.channel"  # "socket": the worker takes --channel
 CHANNEL_DIR = "/run/harness-channel"  # where the host's folder with the socket is mounted
 CHANNEL_SOCKET = "worker.sock"
@@ -114,7 +116,7 @@ def container_options(config: SandboxConfig) -> dict:
     """Keyword arguments for the low-level `APIClient.create_container` (all but the
     host config: `host_options`)."""
     return dict(
-        image=resolve_image(config.image),
+        image=resolve_image(config.image, config.language),
         detach=False,  # with stdin_open: attach stdin, and close it when we detach
         stdin_open=True,
         tty=False,
@@ -125,13 +127,17 @@ def container_options(config: SandboxConfig) -> dict:
     )
 
 
-def host_options(config: SandboxConfig) -> dict:
+def host_options(config: SandboxConfig, tmpfs_mb: int = TMPFS_MB) -> dict:
     """Keyword arguments for `APIClient.create_host_config`: the lockdown, in one place
-    (with MASKED_PATHS, which it takes no argument for: `create_container` adds them)."""
+    (with MASKED_PATHS, which it takes no argument for: `create_container` adds them).
+    Another language's containers may execute the files of /tmp (a compiled program is
+    one; Landlock still decides what a job may execute), and a compile container's /tmp
+    is `tmpfs_mb` (the compiler's intermediate files)."""
     from docker.types import LogConfig
 
     limits = config.limits
-    memory = f"{limits.memory_mb + MEMORY_HEADROOM_MB}m"
+    memory = f"{limits.memory_mb + MEMORY_HEADROOM_MB - TMPFS_MB + tmpfs_mb}m"
+    exec_flag = ",exec" if config.language != PYTHON else ""
     return dict(
         network_mode="none",
         mem_limit=memory,
@@ -141,7 +147,7 @@ def host_options(config: SandboxConfig) -> dict:
         read_only=True,
         # nr_inodes bounds how many files and directories a test can leave for the
         # worker to remove between jobs (the size bound alone allows ~10^5 empty ones).
-        tmpfs={"/tmp": f"size={TMPFS_MB}m,nr_inodes={TMPFS_INODES},mode=1777",
+        tmpfs={"/tmp": f"size={tmpfs_mb}m,nr_inodes={TMPFS_INODES},mode=1777{exec_flag}",
                "/dev/shm": f"size=16m,nr_inodes={TMPFS_INODES},mode=1777",
                # An empty folder over the cgroup filesystem: its counters (the memory
                # high-water mark, CPU time used, pids and OOM events) add up every job's
@@ -186,7 +192,7 @@ def warm_page_cache(client, config: SandboxConfig) -> dict:
     and /sys for its jobs (worker/namespace.py)."""
     import docker
 
-    image = resolve_image(config.image)
+    image = resolve_image(config.image, config.language)
     image_id = client.images.get(image).id
     with _WARM_LOCK:
         if image_id in _WARMED:
@@ -229,18 +235,22 @@ def warm_page_cache(client, config: SandboxConfig) -> dict:
         return report
 
 
-def create_container(client, config: SandboxConfig, channel_folder: str | None = None):
+def create_container(client, config: SandboxConfig, channel_folder: str | None = None,
+                     worker_args: tuple[str, ...] = (), tmpfs_mb: int = TMPFS_MB):
     """A created (not started) worker container. Through the low-level API: the
     high-level `containers.create` has no argument for the masked paths, and the host
     config the low-level one builds is a plain dict the engine reads them from.
-    `channel_folder`: the host folder with the socket the worker is to connect to."""
-    options = host_options(config)
+    `channel_folder`: the host folder with the socket the worker is to connect to;
+    `worker_args`: more of the worker's options (`--compile`, `--spare-pipes N`)."""
+    options = host_options(config, tmpfs_mb)
     options_container = container_options(config)
     if channel_folder is not None:
         options["binds"] = {channel_folder: {"bind": CHANNEL_DIR, "mode": "ro"}}
         options_container["command"] = [*WORKER_COMMAND, "--channel", f"{CHANNEL_DIR}/{CHANNEL_SOCKET}",
-                                        "--jobs", str(config.jobs_per_container)]
+                                        "--jobs", str(config.jobs_per_container), *worker_args]
         options_container["stdin_open"] = False  # the worker reads nothing there
+    elif worker_args:
+        options_container["command"] = [*WORKER_COMMAND, *worker_args]
     host_config = client.api.create_host_config(**options)
     host_config["MaskedPaths"] = list(MASKED_PATHS)
     created = client.api.create_container(host_config=host_config, **options_container)
@@ -292,7 +302,7 @@ class _SocketChannel(_Channel):
     container (the worker's jobs included) can connect to the host afterwards. A job could
     not reach the folder anyway: Landlock allows it nothing under /run."""
 
-    def __init__(self, client, config: SandboxConfig) -> None:
+    def __init__(self, client, config: SandboxConfig, worker_args: tuple[str, ...] = (), tmpfs_mb: int = TMPFS_MB) -> None:
         super().__init__()
         import docker
 
@@ -306,7 +316,8 @@ class _SocketChannel(_Channel):
             self._listener.bind(path)
             os.chmod(path, 0o666)  # the worker runs as 65534
             self._listener.listen(1)
-            self._container = create_container(client, config, channel_folder=self._folder)
+            self._container = create_container(client, config, channel_folder=self._folder,
+                                               worker_args=worker_args, tmpfs_mb=tmpfs_mb)
             # stderr only: a worker that dies as it starts says why there.
             self._socket = self._container.attach_socket(params={"stderr": 1, "stream": 1})
             getattr(self._socket, "_sock", self._socket).settimeout(None)
@@ -376,11 +387,11 @@ class _SocketChannel(_Channel):
 
 
 class _ContainerChannel(_Channel):
-    def __init__(self, client, config: SandboxConfig) -> None:
+    def __init__(self, client, config: SandboxConfig, worker_args: tuple[str, ...] = (), tmpfs_mb: int = TMPFS_MB) -> None:
         super().__init__()
         import docker
 
-        self._container = create_container(client, config)
+        self._container = create_container(client, config, worker_args=worker_args, tmpfs_mb=tmpfs_mb)
         self._stderr = bytearray()
         try:
             # Attach before start so the greeting is not missed.
@@ -466,25 +477,46 @@ class DockerSandbox:
     def __init__(self, config: SandboxConfig) -> None:
         self.config = config
         self._client = connect()
-        problem = image_problem(self._client, config.image)
+        language = config.language
+        problem = image_problem(self._client, config.image, language)
         if problem:
             self._client.close()
             raise SandboxUnavailable(problem)
         import docker
 
         client = self._client  # the pool must not keep `self` alive
+        self._compiler: Compiler | None = None
+        compile_pool = None
         try:
             remove_stale_containers(client)
             remove_stale_channel_folders()
             warmed = warm_page_cache(client, config)
-            channel = _SocketChannel if speaks_over_socket(client, resolve_image(config.image)) else _ContainerChannel
+            channel = _SocketChannel if speaks_over_socket(client, resolve_image(config.image, language)) else _ContainerChannel
+            run_args: tuple[str, ...] = ()
+            if language != PYTHON:
+                from sandbox.toolchains import toolchain
+
+                chain = toolchain(language)
+                if chain.spare_pipes:
+                    run_args = ("--spare-pipes", str(chain.spare_pipes))
             self._pool = WorkerPool(
-                lambda: channel(client, config),
+                lambda: channel(client, config, run_args),
                 size=config.workers,
                 limits=config.limits,
                 jobs_per_worker=config.jobs_per_container,
                 check_greeting=lambda greeting: readable_problem(warmed, greeting),
             )
+            if language != PYTHON and chain.build("", None).steps:
+                compile_config = Compiler.container_config(config, chain)
+                compile_pool = WorkerPool(
+                    lambda: channel(client, compile_config, ("--compile",), COMPILE_TMPFS_MB),
+                    size=config.workers,
+                    limits=compile_config.limits,
+                    jobs_per_worker=config.jobs_per_container,
+                    check_greeting=lambda greeting: readable_problem(warmed, greeting),
+                )
+            if language != PYTHON:
+                self._compiler = Compiler(chain, config, compile_pool)
         except SandboxUnavailable:
             client.close()
             raise
@@ -493,10 +525,10 @@ class DockerSandbox:
             raise SandboxUnavailable(f"the Docker engine failed while starting the sandbox pool: {exc}") from exc
         # Containers also go when the interpreter exits without close() (finalize
         # runs at exit); a killed harness's containers see stdin close and exit.
-        self._finalizer = weakref.finalize(self, DockerSandbox._shutdown, self._pool, client)
-        image = resolve_image(config.image)
-        self._identity = {"backend": self.name, "image": image,
-                          "image_digest": client.images.get(image).id, "recipe": recipe_digest(),
+        self._finalizer = weakref.finalize(self, DockerSandbox._shutdown, self._pool, client, compile_pool)
+        image = resolve_image(config.image, language)
+        self._identity = {"backend": self.name, "image": image, "language": language,
+                          "image_digest": client.images.get(image).id, "recipe": recipe_digest(language),
                           "landlock_abi": warmed["landlock_abi"],
                           "seccomp_profile": seccomp_digest(),
                           "kernel_views": "covered" if "namespace_problem" in warmed else "open (image before 2026-12-03)",
@@ -519,14 +551,27 @@ class DockerSandbox:
         return self._pool.replacements
 
     def run(self, request: RunRequest) -> list[TestOutcome]:
-        return self._pool.run(request)
+        if request.language != self.config.language:
+            raise ValueError(f"a {request.language} program reached the {self.config.language} sandbox "
+                             "(open_sandbox with SandboxConfig.languages opens one per language)")
+        if self._compiler is None:
+            return self._pool.run(request)
+        return self._compiler.run(request, self._pool)
+
+    def compile(self, request: RunRequest):
+        """How `request.program` compiles (sandbox.compiled.Compiler): once per program."""
+        if self._compiler is None:
+            raise ValueError(f"the {self.config.language} sandbox compiles nothing")
+        return self._compiler.compile(request)
 
     def close(self) -> None:
         self._finalizer()
 
     @staticmethod
-    def _shutdown(pool: WorkerPool, client) -> None:
+    def _shutdown(pool: WorkerPool, client, compile_pool: WorkerPool | None = None) -> None:
         pool.close()
+        if compile_pool is not None:
+            compile_pool.close()
         client.close()
 
     def __enter__(self) -> "DockerSandbox":

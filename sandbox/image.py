@@ -19,12 +19,15 @@ from typing import Callable, Literal
 from sandbox._engine import (
     DOCKERFILE_PATH,
     LABEL,
+    LANGUAGE_LABEL,
+    PYTHON,
     RECIPE_LABEL,
     connect,
     copy_worker,
     image_problem,
     recipe_digest,
     resolve_image,
+    setup_files,
 )
 from sandbox.base import SandboxConfig, SandboxUnavailable
 
@@ -57,20 +60,31 @@ class BuildResult:
     seconds: float
 
 
-def offline_base_tag(image: str) -> str:
+def offline_base_tag(image: str, language: str = PYTHON) -> str:
+    """The base image's tag: one per language and set of packages (a changed package list
+    makes a new base)."""
     repository = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
-    return f"{repository}-base:{OFFLINE_SUITE}"
+    if language == PYTHON:
+        return f"{repository}-base:{OFFLINE_SUITE}"
+    import hashlib
+    import json
+
+    from sandbox.toolchains import toolchain
+
+    chain = toolchain(language)
+    key = hashlib.sha256(json.dumps([chain.packages, chain.apt_suites]).encode()).hexdigest()[:8]
+    return f"{repository}-base:{OFFLINE_SUITE}-{key}"
 
 
-def check(image: str = SandboxConfig().image) -> ReadyStatus:
-    image = resolve_image(image)
+def check(image: str = SandboxConfig().image, language: str = PYTHON) -> ReadyStatus:
+    image = resolve_image(image, language)
     try:
         client = connect()
     except SandboxUnavailable as exc:
         return ReadyStatus(False, False, str(exc))
     try:
         version = client.version().get("Version", "?")
-        problem = image_problem(client, image)
+        problem = image_problem(client, image, language)
     finally:
         client.close()
     if problem:
@@ -84,19 +98,29 @@ def build(
     force: bool = False,
     mirror: str = DEFAULT_MIRROR,
     log: Callable[[str], None] = print,
+    language: str = PYTHON,
 ) -> BuildResult:
-    """Build `image` unless it is already built from the current recipe (or `force`)."""
+    """Build `image` (for `language`: its own image, `<image>-<language>`) unless it is
+    already built from the current recipe (or `force`). Another language builds offline
+    only: its toolchain's Debian packages go into the mmdebstrap base."""
     import docker
 
-    image = resolve_image(image)
+    image = resolve_image(image, language)
     started = time.monotonic()
     client = connect()
     try:
-        if not force and image_problem(client, image) is None:
-            log(f"{image} is up to date (recipe {recipe_digest()}); --force rebuilds it")
+        if not force and image_problem(client, image, language) is None:
+            log(f"{image} is up to date (recipe {recipe_digest(language)}); --force rebuilds it")
             return BuildResult(image, "unchanged", time.monotonic() - started)
         used: Literal["online", "offline"]
-        if mode in ("auto", "online") and _online_base(client, log):
+        if language != PYTHON:
+            if mode == "online":
+                raise BuildError(f"the {language} image is built offline only (from Debian's packages)")
+            used = "offline"
+            base = offline_base_tag(image, language)
+            _offline_base(client, base, force, mirror, log, language)
+            buildargs = {"BASE": base, "PIP_PACKAGES": ""}
+        elif mode in ("auto", "online") and _online_base(client, log):
             used = "online"
             buildargs = {"BASE": ONLINE_BASE}
         elif mode == "online":
@@ -110,7 +134,7 @@ def build(
             _offline_base(client, base, force, mirror, log)
             buildargs = {"BASE": base, "PIP_PACKAGES": ""}
         previous = _image_id(client, image)
-        _build_top(client, image, buildargs, log)
+        _build_top(client, image, buildargs, log, language)
         if previous and previous != _image_id(client, image):
             try:  # the image this build replaced, now untagged; kept if containers use it
                 client.images.remove(previous)
@@ -151,7 +175,8 @@ def _online_base(client, log: Callable[[str], None]) -> bool:
         return False
 
 
-def _offline_base(client, base: str, force: bool, mirror: str, log: Callable[[str], None]) -> None:
+def _offline_base(client, base: str, force: bool, mirror: str, log: Callable[[str], None],
+                  language: str = PYTHON) -> None:
     import docker
 
     if not force:
@@ -165,15 +190,24 @@ def _offline_base(client, base: str, force: bool, mirror: str, log: Callable[[st
         raise BuildError(
             "offline build needs mmdebstrap: as root, `apt-get install -y mmdebstrap`"
         )
+    packages, sources = list(OFFLINE_PACKAGES), [mirror]
+    if language != PYTHON:
+        from sandbox.toolchains import toolchain
+
+        chain = toolchain(language)
+        packages += chain.packages
+        # One sources line per suite when the toolchain needs more than bookworm's.
+        if chain.apt_suites:
+            sources = [f"deb {mirror} {suite} main" for suite in (OFFLINE_SUITE, *chain.apt_suites)]
     with tempfile.TemporaryDirectory(prefix="sandbox-rootfs-") as tmp:
         tarball = Path(tmp) / "rootfs.tar"
         command = [
             "mmdebstrap",
             "--variant=minbase",
-            "--include=" + ",".join(OFFLINE_PACKAGES),
+            "--include=" + ",".join(packages),
             OFFLINE_SUITE,
             str(tarball),
-            mirror,
+            *sources,
         ]
         log("$ " + " ".join(command))
         started = time.monotonic()
@@ -194,16 +228,27 @@ def _offline_base(client, base: str, force: bool, mirror: str, log: Callable[[st
         log(f"imported {base}")
 
 
-def _build_top(client, image: str, buildargs: dict[str, str], log: Callable[[str], None]) -> None:
+def _build_top(client, image: str, buildargs: dict[str, str], log: Callable[[str], None],
+               language: str = PYTHON) -> None:
     import docker
 
     with tempfile.TemporaryDirectory(prefix="sandbox-context-") as context:
         shutil.copy(DOCKERFILE_PATH, Path(context) / "Dockerfile")
         copy_worker(Path(context) / "worker")
+        setup = Path(context) / "setup"
+        setup.mkdir()
+        script = ""
+        if language != PYTHON:
+            from sandbox.toolchains import toolchain
+
+            script = toolchain(language).setup
+            for path in setup_files():
+                shutil.copyfile(path, setup / path.name)
+        (setup / "setup.sh").write_text(script, encoding="utf-8")
         stream = client.api.build(
             path=context, tag=image, buildargs=buildargs, rm=True, forcerm=True,
             pull=False, decode=True,
-            labels={LABEL: "image", RECIPE_LABEL: recipe_digest()},
+            labels={LABEL: "image", RECIPE_LABEL: recipe_digest(language), LANGUAGE_LABEL: language},
         )
         for chunk in stream:
             if "error" in chunk:

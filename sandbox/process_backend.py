@@ -21,7 +21,7 @@ from typing import Iterator
 
 from sandbox._engine import copy_worker, recipe_digest
 from sandbox._pool import WorkerPool, _Channel, stale_folders
-from sandbox.base import RunRequest, SandboxConfig, TestOutcome
+from sandbox.base import RunRequest, SandboxConfig, SandboxUnavailable, TestOutcome
 
 WARNING = (
     "WARNING: sandbox 'process' runs model-written code on this machine WITHOUT "
@@ -142,6 +142,10 @@ class ProcessSandbox:
     name = "process"
 
     def __init__(self, config: SandboxConfig) -> None:
+        if config.language != "python":
+            raise SandboxUnavailable(
+                f"the process sandbox runs Python only; {config.language} programs need the docker sandbox "
+                f"(`python -m harness sandbox build --language {config.language}`)")
         print(WARNING, file=sys.stderr, flush=True)
         remove_stale_homes()
         self.config = config

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from importlib import metadata
 
-from sandbox.base import RunRequest, Sandbox, SandboxConfig, SandboxUnavailable
+from sandbox.base import PYTHON, RunRequest, Sandbox, SandboxConfig, SandboxUnavailable
 
 # name -> "module:factory"; a factory takes a SandboxConfig and returns a Sandbox.
 _BACKENDS: dict[str, str] = {
@@ -34,6 +34,9 @@ def backend_names() -> list[str]:
 
 
 def open_sandbox(config: SandboxConfig) -> Sandbox:
+    """The backend `config.backend`, for Python; with `config.languages`, one more for each
+    of those languages (each on its own image), behind one Sandbox that sends a request to
+    the one of its language (sandbox.polyglot)."""
     backends = _backends()
     try:
         target = backends[config.backend]
@@ -43,7 +46,13 @@ def open_sandbox(config: SandboxConfig) -> Sandbox:
         ) from None
     module_name, _, attr = target.partition(":")
     factory = getattr(importlib.import_module(module_name), attr)
-    sandbox = factory(config)
+    others = tuple(dict.fromkeys(language for language in config.languages if language != PYTHON))
+    if others:
+        from sandbox.polyglot import Polyglot
+
+        sandbox = Polyglot.open(factory, replace(config, languages=()), others)
+    else:
+        sandbox = factory(config)
     try:
         _prepare(sandbox, config.domains)
     except BaseException:

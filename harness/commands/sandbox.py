@@ -30,13 +30,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="rebuild even when the image is up to date (offline: the base too)")
     build.add_argument("--image", default=SandboxConfig().image, help="image tag (default: %(default)s)")
     build.add_argument("--mirror", default=None, help="Debian mirror for the offline build")
+    build.add_argument("--language", action="append", default=None, metavar="LANGUAGE",
+                       help="build the image of this language instead of Python's (rust, go, cpp, javascript; "
+                            "repeatable; 'all' for every one, Python's included)")
     build.set_defaults(func=_build)
 
     check = actions.add_parser(
         "check", help="say whether the engine and the image are ready (exit 1 if not)",
     )
     check.add_argument("--image", default=SandboxConfig().image, help="image tag (default: %(default)s)")
+    check.add_argument("--language", action="append", default=None, metavar="LANGUAGE",
+                       help="check the image of this language (repeatable; 'all' for every one)")
     check.set_defaults(func=_check)
+
+
+def _languages(given: list[str] | None) -> list[str]:
+    from sandbox.toolchains import languages
+
+    if not given:
+        return ["python"]
+    if "all" in given:
+        return list(languages())
+    unknown = [name for name in given if name not in languages()]
+    if unknown:
+        raise ValueError(f"unknown language {unknown[0]!r}; choose from: {', '.join(languages())}, all")
+    return list(dict.fromkeys(given))
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -44,7 +62,11 @@ def _build(args: argparse.Namespace) -> int:
 
     options = {"mirror": args.mirror} if args.mirror else {}
     try:
-        image.build(args.image, mode=args.mode, force=args.force, **options)
+        for language in _languages(args.language):
+            image.build(args.image, mode=args.mode, force=args.force, language=language, **options)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except (SandboxUnavailable, image.BuildError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -54,6 +76,14 @@ def _build(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from sandbox import image
 
-    status = image.check(args.image)
-    print(("ready: " if status.ready else "not ready: ") + status.detail)
-    return 0 if status.ready else 1
+    try:
+        chosen = _languages(args.language)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    ready = True
+    for language in chosen:
+        status = image.check(args.image, language)
+        print(("ready: " if status.ready else "not ready: ") + status.detail)
+        ready = ready and status.ready
+    return 0 if ready else 1

@@ -111,8 +111,15 @@ def _refuse(code: int) -> tuple:
     return _ret(_ERRNO | code)
 
 
-def program(machine: str) -> list[tuple]:
-    """The filter as (code, jt, jf, k) instructions; KeyError for an unknown machine."""
+# What a compile worker's jobs may make besides (`--compile`: a container that runs only
+# trusted compilers, never a program, and whose jobs see no test; README, "Compiled
+# languages"): rustc, the go tool and the compiler drivers talk to their helpers over pipes.
+COMPILE_ALLOWED = frozenset({"pipe", "pipe2", "socketpair"})
+
+
+def program(machine: str, allowed: frozenset[str] = frozenset()) -> list[tuple]:
+    """The filter as (code, jt, jf, k) instructions; KeyError for an unknown machine.
+    `allowed`: names of refused calls to let through (COMPILE_ALLOWED, for compile jobs)."""
     audit_arch, nr = _ARCHES[machine]
     head = [(_LD_W_ABS, 0, 0, _ARCH), (_JEQ_K, 1, 0, audit_arch), _refuse(errno.ENOSYS),
             (_LD_W_ABS, 0, 0, _NR)]
@@ -128,7 +135,7 @@ def program(machine: str) -> list[tuple]:
                ("mq_open", errno.ENOSYS), ("io_setup", errno.ENOSYS), ("userfaultfd", errno.ENOSYS),
                ("memfd_secret", errno.ENOSYS)]
     for name, code in refused:
-        if name in nr:  # aarch64 has no pipe(): only pipe2
+        if name in nr and name not in allowed:  # aarch64 has no pipe(): only pipe2
             head += [(_JEQ_K, 0, 1, nr[name]), _refuse(code)]
     # Calls whose arguments decide: each block ends in a return, so A need not be reloaded.
     blocks = {
@@ -170,10 +177,10 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def compile_filter(machine: str) -> _SockFprog | None:
+def compile_filter(machine: str, allowed: frozenset[str] = frozenset()) -> _SockFprog | None:
     """The filter as the kernel takes it (None for a machine it has no numbers for)."""
     try:
-        instructions = program(machine)
+        instructions = program(machine, allowed)
     except KeyError:
         return None
     packed = b"".join(struct.pack("=HBBI", *instruction) for instruction in instructions)
@@ -190,15 +197,18 @@ _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
 _PRCTL.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
 _PRCTL.restype = ctypes.c_int
 _FILTER = compile_filter(os.uname().machine)
+_COMPILE_FILTER = compile_filter(os.uname().machine, COMPILE_ALLOWED)
 
 
-def confine() -> None:
+def confine(for_compiling: bool = False) -> None:
     """Install the filter on this process (and every process it will make); raises
-    OSError, naming the call, when it cannot: the job must not run without it."""
-    if _FILTER is None:
+    OSError, naming the call, when it cannot: the job must not run without it.
+    `for_compiling`: the compile worker's variant (COMPILE_ALLOWED let through)."""
+    compiled = _COMPILE_FILTER if for_compiling else _FILTER
+    if compiled is None:
         raise OSError(errno.ENOSYS, f"confine: no system call numbers for {os.uname().machine}")
     for option, value, argument in ((PR_SET_NO_NEW_PRIVS, 1, None),
-                                    (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(_FILTER))):
+                                    (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(compiled))):
         if _PRCTL(option, value, argument, 0, 0) != 0:
             code = ctypes.get_errno()
             raise OSError(code, f"confine: prctl({option}) failed: {os.strerror(code)}")

@@ -22,6 +22,7 @@ import signal
 import time
 
 from .io_compare import DEFAULT_MODE, DEFAULT_RULE, compare
+from .native import exec_payload
 from .procs import Capped, pidfd
 from .text import exception_line
 from .zygote import ZYGOTE_TIMEOUT_S, ZygoteGone, give_job
@@ -65,16 +66,20 @@ def run_io(worker, job: dict, limits: dict, NotRun, blind: bool) -> dict:
         pass
     kit = worker.take_kit()  # stock.py: made before the first job
     kit.close_sockets()
+    spare_fds, spare_info = worker.spares_for(kit, job)
     (in_r, in_w), (out_r, out_w), (err_r, err_w) = kit.pipes
     started = time.monotonic()
     try:
-        pid = give_job(child, dict(limits, role="stdio", program=job["program"]), [in_r, out_w, err_w])
+        # A Python program runs in the child itself (stdio.py); another language's is
+        # exec'd there (launch.py), from the file its compile job made.
+        role = dict(role="exec_io", **exec_payload(job), **spare_info) if "exec" in job else dict(role="stdio", program=job["program"])
+        pid = give_job(child, dict(limits, **role), [in_r, out_w, err_w, *spare_fds])
     except OSError as exc:
         for fd in (in_w, out_r, err_r):
             os.close(fd)
         raise NotRun(f"a blank child died before its job ({exc.strerror})") from None
     finally:
-        for fd in (in_r, out_w, err_w):
+        for fd in (in_r, out_w, err_w, *spare_fds):
             os.close(fd)
     worker._ended_job = [pidfd(pid)]
     worker._job_pids = (pid,)

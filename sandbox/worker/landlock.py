@@ -35,6 +35,8 @@ import os
 import struct
 import sys
 
+from .toolchain_paths import toolchain_folders
+
 # The same numbers on x86_64 and aarch64 (the generic table).
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
@@ -118,13 +120,14 @@ def _covering(paths: set[str]) -> list[str]:
 def readable_paths() -> list[str]:
     """Every folder and file a job may read, resolved and without overlaps: the Python
     installation (sys.path: the stdlib, lib-dynload, site- and dist-packages), the
-    folders of the libraries mapped here, the locales, time zones and executables, and
-    a few files of /etc. Called after the worker's imports (in the zygote, and in the
+    folders of the libraries mapped here, the locales, time zones and executables, the
+    image's toolchain folders (toolchain_paths.py), and a few files of /etc. Called after the worker's imports (in the zygote, and in the
     warm-up container after the same imports), so the mapped folders agree."""
     paths = {entry for entry in sys.path if os.path.isdir(entry)}
     paths |= {os.path.dirname(os.__file__), os.path.dirname(os.path.realpath(sys.executable))}
     paths |= _mapped_folders()
     paths |= {"/usr/lib/locale", "/usr/local/bin", "/usr/bin", "/bin", *_ZONEINFO, *_SYSTEM_FILES}
+    paths |= toolchain_folders()  # an image of another language: its compiler and runtime
     not_cached = (*_PSEUDO, *_SCRATCH, *_CLOSED)
     return [path for path in _covering(paths)
             if not any(path == top or path.startswith(top + "/") for top in not_cached)]

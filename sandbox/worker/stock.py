@@ -45,14 +45,14 @@ def stock_base() -> int:
     return STOCK_FD_BASE if soft == resource.RLIM_INFINITY else min(STOCK_FD_BASE, soft // 2)
 
 
-def kits_that_fit(asked: int) -> int:
+def kits_that_fit(asked: int, spares: int = 0) -> int:
     """At most `asked`, and no more than fit between the stock's base and the
     descriptor limit: past them W declines the next job and the host starts another
     container."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return asked
-    return max(1, min(asked, (soft - stock_base()) // FDS_PER_KIT))
+    return max(1, min(asked, (soft - stock_base()) // (FDS_PER_KIT + 2 * spares)))
 
 
 class Kit(NamedTuple):
@@ -60,6 +60,14 @@ class Kit(NamedTuple):
 
     sockets: tuple[socket.socket, socket.socket]  # a function job's P <-> T channel
     pipes: tuple[tuple[int, int], ...]  # three (read end, write end)
+    # Pipes a runtime that must make some (node: one per event loop) is handed instead
+    # (`--spare-pipes N`: the JavaScript image's workers; image/setup/harness_pipes.c).
+    spares: tuple[tuple[int, int], ...] = ()
+
+    def close_spares(self) -> None:
+        for read_end, write_end in self.spares:
+            os.close(read_end)
+            os.close(write_end)
 
     def close_sockets(self) -> None:
         for end in self.sockets:
@@ -84,16 +92,18 @@ def _moved(fd: int, base: int | None) -> int:
 def _kit_moved(kit: Kit, base: int | None) -> Kit:
     sockets = tuple(socket.socket(fileno=_moved(end.detach(), base)) for end in kit.sockets)
     pipes = tuple((_moved(read_end, base), _moved(write_end, base)) for read_end, write_end in kit.pipes)
-    return Kit(sockets, pipes)
+    spares = tuple((_moved(read_end, base), _moved(write_end, base)) for read_end, write_end in kit.spares)
+    return Kit(sockets, pipes, spares)
 
 
-def make_kit(waiting_at: int | None = None) -> Kit:
+def make_kit(waiting_at: int | None = None, spares: int = 0) -> Kit:
     """A kit; `waiting_at`: for the stock, its pipes at one page and its descriptors
-    at or above that number."""
-    kit = Kit(socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM), (os.pipe(), os.pipe(), os.pipe()))
+    at or above that number; `spares`: that many more pipes."""
+    kit = Kit(socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM), (os.pipe(), os.pipe(), os.pipe()),
+              tuple(os.pipe() for _ in range(spares)))
     if waiting_at is None:
         return kit
-    for pipe in kit.pipes:
+    for pipe in kit.pipes + kit.spares:
         _resize(pipe, PIPE_WAITING)
     return _kit_moved(kit, waiting_at)
 
@@ -101,17 +111,18 @@ def make_kit(waiting_at: int | None = None) -> Kit:
 class Stock:
     """`count` kits made now, handed out in order; None: each made when taken."""
 
-    def __init__(self, count: int | None) -> None:
+    def __init__(self, count: int | None, spares: int = 0) -> None:
         self.ahead = count is not None
+        self.spares = spares
         base = stock_base()
-        self._kits = [make_kit(waiting_at=base) for _ in range(kits_that_fit(count) if count else 0)]
+        self._kits = [make_kit(waiting_at=base, spares=spares) for _ in range(kits_that_fit(count, spares) if count else 0)]
         self._kits.reverse()  # taken from the end: the first made goes first
 
     def take(self) -> Kit | None:
         """The next job's kit; None when every kit made ahead is used (the container
         has run its jobs: the host starts another)."""
         if not self.ahead:
-            return make_kit()
+            return make_kit(spares=self.spares)
         if not self._kits:
             return None
         kit = _kit_moved(self._kits.pop(), None)  # down to W's own numbers (select)

@@ -16,13 +16,15 @@ import time
 
 from .child import IGNORED_SIGNALS
 from .io_job import run_io
+from .native import run_call, run_compile
 from .judge import RELEASED
 from .landlock import readable_paths
 from .procs import IPC_RMID, Capped, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, alive, children_of, open_fds, pidfd, prctl, settings, sysv_ids
 from .protocol import DETAIL_MAX, PROTOCOL, REPORT_MAX
 from .scratch import reset_metadata, wipe
 from .stock import KITS_DEFAULT, Kit, Stock
-from .traces import Traces
+from .protocol import SPARE_FD_BASE
+from .traces import Allowance, Traces
 from .text import exception_line, one_line
 from .zygote import ZYGOTE_TIMEOUT_S, Zygote, ZygoteGone, give_job
 
@@ -59,8 +61,13 @@ class NotRun(Exception):
 
 
 class _Worker:
-    def __init__(self, scratch_root: str, kits: int = KITS_DEFAULT) -> None:
+    def __init__(self, scratch_root: str, kits: int = KITS_DEFAULT, for_compiling: bool = False,
+                 spare_pipes: int = 0) -> None:
         self.scratch_root = scratch_root
+        # A compile worker (`--compile`): runs only compile jobs (trusted compilers on a
+        # program's sources, no test ever), under confine.py's variant that lets them make
+        # pipes; what they move of the container's counters carries nothing but sources.
+        self.for_compiling = for_compiling
         self.scratch = os.path.join(scratch_root, "test")
         self.is_init = os.getpid() == 1
         self.uid_process_base = 0
@@ -77,12 +84,12 @@ class _Worker:
         # host can check it is the list the warm-up read (else some allowed file could be
         # cold: a page-cache bit).
         self.readable = readable_paths() if self.is_init else None
-        self.zygote = Zygote(self.scratch, readable=self.readable)
+        self.zygote = Zygote(self.scratch, readable=self.readable, for_compiling=for_compiling)
         self.zygote.ask(2)  # the first job's two processes
         # Every job's descriptors, made now in a container (stock.py: their inode numbers
         # then say nothing of what earlier jobs did), after the zygote is forked and
         # before the counters' baseline.
-        self.stock = Stock(kits if self.is_init else None)
+        self.stock = Stock(kits if self.is_init else None, spare_pipes)
         self.traces = None  # the container's counters (on a host they are the machine's)
         if self.is_init:
             self.zygote.known_blanks()
@@ -90,6 +97,9 @@ class _Worker:
         self._libc = ctypes.CDLL(None, use_errno=True)
         self._ended_job: list[int] = []  # pidfds (or pids) of the last job's P and T
         self._job_pids: tuple[int, ...] = ()  # the job's own processes (its blank children)
+        self._open_ends: set[int] = set()  # W's ends of a native job's pipes (native.py)
+        # What the last job's own runtime may move of the container's counters (traces.py).
+        self._allowance = Allowance(None, None) if for_compiling else Allowance()
         self.dirty = ""  # why the state could not be restored after the last job
         self._sysv_left = False  # SysV objects were found after the last job (and removed)
 
@@ -127,7 +137,18 @@ class _Worker:
             os.kill(self.zygote.pid, signal.SIGCONT)
         except OSError:
             pass
-        if job.get("kind") == "io":  # a whole program on stdin/stdout: io_job.py
+        kind = job.get("kind")
+        if self.for_compiling != (kind == "compile"):
+            raise NotRun("a compile worker runs compile jobs only, and only a compile worker runs them")
+        if kind == "compile":  # another language's compiler: native.py
+            return dict(run_compile(self, job, limits, NotRun), id=job.get("id"))
+        if "exec" in job:  # a program of another language: its file and its own threads
+            self._allowance = Allowance(pids=int(job["exec"].get("threads", 0)), files=len(job["exec"]["files"]))
+        else:
+            self._allowance = Allowance()
+        if kind == "call":  # a function test on another language's driver: native.py
+            return dict(run_call(self, job, limits, NotRun, blind), id=job.get("id"))
+        if kind == "io":  # a whole program on stdin/stdout: io_job.py
             return dict(run_io(self, job, limits, NotRun, blind), id=job.get("id"))
         try:
             self.zygote.pump()
@@ -140,6 +161,7 @@ class _Worker:
         except ZygoteGone:
             pass  # noticed again below, or by the next job, which declines
         kit = self.take_kit()
+        kit.close_spares()
         channel_t, channel_p = kit.sockets
         (out_r, out_w), (report_r, report_w), (release_r, release_w) = kit.pipes
         if not blind:  # T waits on the release pipe between its phases: a blind job's only
@@ -187,6 +209,16 @@ class _Worker:
         if kit is None:
             raise NotRun("the worker ran as many jobs as it made descriptors for")
         return kit
+
+    def spares_for(self, kit: Kit, job: dict) -> tuple[list[int], dict]:
+        """The kit's spare pipes for a job whose runtime asks for them (`exec.spare_pipes`):
+        their ends as descriptors to give, and what the child is told (SPARE_FD_BASE on);
+        else none (and the kit's spares are closed)."""
+        if not (job.get("exec") or {}).get("spare_pipes") or not kit.spares:
+            kit.close_spares()
+            return [], {}
+        fds = [end for pair in kit.spares for end in pair]
+        return fds, {"spare_fds": list(range(SPARE_FD_BASE, SPARE_FD_BASE + len(fds)))}
 
     def after(self) -> None:
         """Between jobs, once the answer is sent: restore the clean state. A failure
@@ -424,7 +456,7 @@ class _Worker:
                 self._sysv_left = self._remove_sysv_ipc()
             problem = self._state_problem()
             if not problem and self.traces is not None:
-                problem = self.traces.moved(self.scratch, self.zygote.forks)
+                problem = self.traces.moved(self.scratch, self.zygote.forks, self._allowance)
         except Exception as exc:
             problem = exception_line(exc)
         self._job_pids = ()
@@ -518,7 +550,8 @@ def main(argv: list[str] | None = None) -> int:
     preload()
     wipe(scratch_root)
     kits = int(args[args.index("--jobs") + 1]) if "--jobs" in args else KITS_DEFAULT
-    worker = _Worker(scratch_root, kits)
+    spare_pipes = int(args[args.index("--spare-pipes") + 1]) if "--spare-pipes" in args else 0
+    worker = _Worker(scratch_root, kits, for_compiling="--compile" in args, spare_pipes=spare_pipes)
     jobs, out = sys.stdin.buffer, sys.stdout.buffer
     if "--channel" in args:  # the host's socket (docker_backend.py), once the zygote is forked
         channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -534,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
         out.flush()
 
     send({"ready": True, "protocol": PROTOCOL, "pid": os.getpid(), "python": sys.version.split()[0],
-          "readable": worker.readable})
+          "readable": worker.readable, "compiles": worker.for_compiling})
     for line in jobs:
         if not line.strip():
             continue

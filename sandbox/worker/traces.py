@@ -24,7 +24,7 @@ from __future__ import annotations
 import ctypes
 import os
 from collections import Counter
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from .procs import ProcFiles, read_proc
 
@@ -170,6 +170,15 @@ def sysv_probe(libc) -> tuple[int, int, int]:
     return tuple(_ordinal(ident) if ident >= 0 else -1 for ident in (shm, msg, sem))
 
 
+class Allowance(NamedTuple):
+    """What a job may move without retiring its worker: at most `pids` PIDs beyond the
+    worker's forks (None: any number: a compile worker's jobs, trusted compilers), and
+    exactly `files` inodes in the scratch filesystem (None: any number)."""
+
+    pids: int | None = 0
+    files: int | None = 0
+
+
 class Traces:
     """The container's counters, as W's own work alone moves them."""
 
@@ -200,17 +209,22 @@ class Traces:
         choose one (`ns_last_pid` and `clone3`'s `set_tid` need privileges it has not)."""
         return last_pid(self._read) - self.pid == forks - self.forks
 
-    def moved(self, scratch: str, forks: int) -> str:
+    def moved(self, scratch: str, forks: int, allowance: "Allowance | None" = None) -> str:
         """What a job moved, or ""; call after the clean-up, with the number of forks W
-        has asked the zygote for so far (all of them done) and the new scratch folder."""
+        has asked the zygote for so far (all of them done) and the new scratch folder.
+        `allowance`: what the job's own runtime moves by itself (a compiled program's
+        file, a runtime's threads; README, "Compiled languages"); None: nothing."""
+        allowance = allowance or Allowance()
         problem = ""
         pid = last_pid(self._read)
-        if pid - self.pid != forks - self.forks:
-            problem = f"the PID counter moved by {pid - self.pid - (forks - self.forks)} beyond the worker's forks"
+        beyond = pid - self.pid - (forks - self.forks)
+        if beyond < 0 or (allowance.pids is not None and beyond > allowance.pids):
+            problem = f"the PID counter moved by {beyond} beyond the worker's forks"
         self.pid, self.forks = pid, forks
         inode = os.stat(scratch).st_ino
-        if not problem and inode != self.scratch_inode + 1:
-            problem = f"{inode - self.scratch_inode - 1} inode(s) were made in the scratch filesystem"
+        made = inode - self.scratch_inode - 1
+        if not problem and made != allowance.files and allowance.files is not None:
+            problem = f"{made} inode(s) were made in the scratch filesystem"
         self.scratch_inode = inode
         if self.shm_inode is not None:
             shm_inode = inode_probe("/dev/shm")

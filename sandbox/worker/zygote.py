@@ -19,12 +19,13 @@ import types
 from .child import enter_child, flush_stdio
 from .confine import confine
 from .judge import RELEASE_FD, judge_main
+from .launch import compile_main, exec_main
 from .landlock import build_ruleset, restrict
 from .namespace import cover_kernel_views
 from .procs import PR_SET_PDEATHSIG, open_fds, prctl, proc_stat
 from .program import program_main
 from .stdio import stdio_main
-from .protocol import CHANNEL_FD, REPORT_FD, read_exact
+from .protocol import CALLS_FD, CHANNEL_FD, REPORT_FD, RESULTS_FD, read_exact
 
 ZYGOTE_TIMEOUT_S = 10.0
 
@@ -129,8 +130,13 @@ def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, modules_at_for
     role = payload.get("role")
     # "stdio": an io job's program, whose stdin, stdout and stderr are W's pipes. The
     # test of a blind job has a fourth descriptor: W's word that the program is gone.
-    targets = {"program": [CHANNEL_FD, 1], "stdio": [0, 1, 2]}.get(role, [CHANNEL_FD, 1, REPORT_FD, RELEASE_FD])
-    runs_program = role in ("program", "stdio")
+    # "exec_io", "exec_call", "compile": a program of another language, or its compiler
+    # (launch.py): an io program on 0/1/2; a function task's driver reading the calls on 3
+    # and writing the results on 4, its output on 1 and 2; a compiler's messages on 1 and 2.
+    targets = {"program": [CHANNEL_FD, 1], "stdio": [0, 1, 2], "exec_io": [0, 1, 2], "exec_call": [CALLS_FD, 1, RESULTS_FD],
+               "compile": [1]}.get(role, [CHANNEL_FD, 1, REPORT_FD, RELEASE_FD])
+    targets = targets + list(payload.get("spare_fds") or ())  # a runtime's spare pipes (native.py)
+    runs_program = role in ("program", "stdio", "exec_io", "exec_call", "compile")
     try:
         sock.close()
         fd_map = dict(zip(targets, fds))
@@ -144,6 +150,10 @@ def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, modules_at_for
         os._exit(70)
     if role == "stdio":
         stdio_main(payload)  # never returns
+    if role in ("exec_io", "exec_call"):
+        exec_main(payload)  # never returns
+    if role == "compile":
+        compile_main(payload)  # never returns
     if role == "program":
         try:
             program_main(payload)
@@ -154,7 +164,7 @@ def _blank_child(sock: socket.socket, scratch: str, stdio: tuple, modules_at_for
     judge_main(payload)
 
 
-def _zygote_main(control: socket.socket, scratch: str, readable: list[str] | None) -> None:
+def _zygote_main(control: socket.socket, scratch: str, readable: list[str] | None, for_compiling: bool) -> None:
     """Fork blank children on request; report each child's end. Holds no job, ever.
 
     Messages on `control` (SOCK_SEQPACKET), each one `_MESSAGE`: in, FORK with the
@@ -181,7 +191,7 @@ def _zygote_main(control: socket.socket, scratch: str, readable: list[str] | Non
             ruleset = -1
         # The filter once, here: every child inherits it with the fork (installing it in
         # each child cost ~0.15 ms of CPU a process). Raises: no zygote, no job.
-        confine()
+        confine(for_compiling)
     kept = _forget_worker_modules()  # noqa: F841 (held while the zygote lives)
     modules_at_fork = len(sys.modules)
     gc.collect()
@@ -238,9 +248,10 @@ class ZygoteGone(RuntimeError):
 class Zygote:
     """The worker's handle on the zygote and the blank children it keeps ready."""
 
-    def __init__(self, scratch: str, readable: list[str] | None = None) -> None:
+    def __init__(self, scratch: str, readable: list[str] | None = None, for_compiling: bool = False) -> None:
         """`readable`: confine every job (confine.py's filter, and Landlock letting it
-        read these paths and nothing else of the image); None on a host."""
+        read these paths and nothing else of the image); None on a host. `for_compiling`:
+        a compile worker's zygote (confine.py's variant for trusted compilers)."""
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.pid = os.fork()
         if self.pid == 0:
@@ -257,7 +268,7 @@ class Zygote:
                             os.close(fd)
                         except OSError:
                             pass
-                _zygote_main(child_end, scratch, readable)
+                _zygote_main(child_end, scratch, readable, for_compiling)
             finally:
                 os._exit(0)
         child_end.close()

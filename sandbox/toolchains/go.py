@@ -1,0 +1,57 @@
+"""Go: Debian's golang-1.23 from bookworm-backports. The go command makes pipes for its
+helpers; the compiler and linker are called directly instead (`go tool compile` and
+`link`), against the standard library compiled when the image was built (/opt/go-std:
+its export data and an import map). The driver is a file of its own in package main."""
+from __future__ import annotations
+
+import re
+
+from sandbox.toolchains._drivers import driver
+from sandbox.toolchains.base import PROGRAM_ARTIFACT, Build, Toolchain
+
+GOROOT = "/usr/lib/go-1.23"
+TOOLS = f"{GOROOT}/pkg/tool/linux_amd64"
+IMPORTS = "/opt/go-std/importcfg"
+SOURCE, DRIVER = "main.go", "harness_driver.go"
+_PACKAGE = re.compile(r"^(\s*(?://[^\n]*\n\s*|/\*.*?\*/\s*)*)package\s+\w+", re.DOTALL)
+SETUP = f"""set -e
+export GOROOT={GOROOT} GOTELEMETRY=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-trimpath
+mkdir -p /opt/go-std
+GOCACHE=/opt/go-std/cache {GOROOT}/bin/go build std
+GOCACHE=/opt/go-std/cache {GOROOT}/bin/go list -export -f '{{{{if .Export}}}}packagefile {{{{.ImportPath}}}}={{{{.Export}}}}{{{{end}}}}' std > {IMPORTS}
+chmod -R a+rX /opt/go-std
+"""
+
+
+def as_main(program: str) -> str:
+    """The program in package main (its own package clause replaced where it stands,
+    so every line keeps its number)."""
+    if _PACKAGE.match(program):
+        return _PACKAGE.sub(lambda m: m.group(1) + "package main", program, count=1)
+    return "package main\n" + program  # one line more: the compiler's numbers are off by one
+
+
+class GoToolchain(Toolchain):
+    def build(self, program: str, entry_point: str | None) -> Build:
+        sources = {SOURCE: as_main(program)}
+        names = [SOURCE]
+        if entry_point:
+            sources[DRIVER] = driver("go_driver.go").replace("__ENTRY__", entry_point)
+            names.append(DRIVER)
+        steps = ((f"{TOOLS}/compile", "-p", "main", "-complete", "-importcfg", IMPORTS, "-trimpath", "/tmp/test",
+                  "-o", "main.a", *names),
+                 (f"{TOOLS}/link", "-importcfg", IMPORTS, "-s", "-w", "-o", PROGRAM_ARTIFACT, "main.a"))
+        return Build(sources, steps, ("./" + PROGRAM_ARTIFACT,), {}, SOURCE, DRIVER if entry_point else "")
+
+
+GO = GoToolchain(
+    language="go",
+    packages=("golang-1.23-go",),
+    apt_suites=("bookworm-backports",),
+    setup=SETUP,
+    env={"GOROOT": GOROOT, "GOTELEMETRY": "off", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0", "GOMAXPROCS": "2"},
+    compile_timeout_s=60.0,
+    compile_memory_mb=2048,
+    threads=16,
+    fences=("go", "golang"),
+)
