@@ -59,7 +59,11 @@ class FunctionKind(TaskKind):
     def validate(self, task: "Task", where: str) -> None:
         from harness.tasks.base import TaskError
 
-        if not all(isinstance(t, str) for t in task.hidden_tests):
+        from harness.kinds.languages.base import CallTest
+
+        # Python's are code; another language's are calls with expected values (data).
+        form = str if task.language == "python" else CallTest
+        if not all(isinstance(t, form) for t in task.hidden_tests):
             raise TaskError(f"{where}: task {task.task_id!r} (a function task) has hidden tests that are not code; "
                             "fix the data or leave the task out")
 

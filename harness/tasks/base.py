@@ -37,7 +37,11 @@ class IoTest:
         return "stdin: " + (text.rstrip("\n") or "(empty)")
 
 
-Test = Union[str, IoTest]
+# A function task in another language than Python: calls and expected values as data
+# (harness/kinds/languages/base.py), run by the sandbox's driver in that language.
+from harness.kinds.languages.base import CallSpec, CallTest  # noqa: E402
+
+Test = Union[str, IoTest, CallTest]
 
 
 @dataclass(frozen=True)
@@ -84,8 +88,10 @@ class Task:
             "task_id": self.task_id,
             "prompt": self.prompt,
             "entry_point": self.entry_point,
-            "hidden_tests": [t.as_dict() if isinstance(t, IoTest) else t for t in self.hidden_tests],
+            "hidden_tests": [t if isinstance(t, str) else t.as_dict() for t in self.hidden_tests],
         }
+        if self.language != "python":  # only where it says something: Python task sets keep their digest
+            fields_["language"] = self.language
         # Only where they say something: a task of the default kind keeps the digest it had.
         if self.kind != _DEFAULT_KIND:
             fields_["kind"] = self.kind
@@ -97,7 +103,7 @@ class Task:
         if self.source_tests:
             fields_["source_tests"] = list(self.source_tests)
         if self.public_tests:
-            fields_["public_tests"] = [t.as_dict() if isinstance(t, IoTest) else t for t in self.public_tests]
+            fields_["public_tests"] = [t if isinstance(t, str) else t.as_dict() for t in self.public_tests]
         return fields_
 
 
@@ -231,6 +237,8 @@ def text_problems(task: "Task") -> list[tuple[str, str]]:
         for i, test in enumerate(tests):
             if isinstance(test, IoTest):
                 texts += [(f"{name}[{i}].input", test.input), (f"{name}[{i}].output", test.output)]
+            elif isinstance(test, CallTest):
+                texts.append((f"{name}[{i}]", json.dumps(test.as_dict(), ensure_ascii=False)))
             else:
                 texts.append((f"{name}[{i}]", test))
     try:
@@ -270,6 +278,8 @@ def require_hidden_tests(task: Task, where: str) -> Task:
 def _has_content(test: Any) -> bool:
     if isinstance(test, IoTest):
         return True
+    if isinstance(test, CallTest):  # another language's function task: calls with expected values
+        return bool(test.calls)
     return isinstance(test, str) and bool(test.strip())
 
 

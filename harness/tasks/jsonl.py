@@ -22,11 +22,14 @@ from harness.tasks.base import (
 from harness.tasks.rows import default_limits, size_text
 
 REQUIRED_FIELDS = ("task_id", "prompt", "entry_point", "tests")
-OPTIONAL_FIELDS = ("canonical_solution", "tags", "timeout_s", "meta", "kind", "compare", "public_tests")
+OPTIONAL_FIELDS = ("canonical_solution", "tags", "timeout_s", "meta", "kind", "compare", "public_tests", "language")
 IO_REQUIRED_FIELDS = ("task_id", "prompt", "tests")  # an io task has no entry point
 SCHEMA_DOC = "tasks/README.md"
 WITH_EXAMPLE = "with-example"
 BUILTIN_FILE = Path(__file__).resolve().parents[2] / "tasks" / "builtin.jsonl"
+# The builtin tasks of other languages: tasks/builtin-<language>.jsonl, `builtin:<language>`.
+BUILTIN_LANGUAGES = ("rust", "go", "cpp", "javascript")
+POLYGLOT = "polyglot"  # builtin:polyglot: all of them
 _MAX_LISTED = 20  # problems quoted in one error; the count says how many more
 
 
@@ -103,8 +106,14 @@ class _LineChecker:
                 self.fail(field, "unknown field (allowed: " + ", ".join(REQUIRED_FIELDS + OPTIONAL_FIELDS) + ")")
         if len(self.problems) > before:
             return None
+        language = self.language(record.get("language", "python"))
+        if language is None:
+            return None
         if kind == "io":
-            return self.io_task(record, before)
+            task = self.io_task(record, before, language)
+            return dataclasses.replace(task, language=language) if task is not None else None
+        if language != "python":
+            return self.language_task(record, before, language)
         task_id = self.text(record, "task_id")
         prompt = self.text(record, "prompt")
         entry_point = self.text(record, "entry_point")
@@ -135,7 +144,82 @@ class _LineChecker:
             public_tests=public,
         )
 
-    def io_task(self, record: dict[str, Any], before: int) -> Task | None:
+    def language(self, value: Any) -> str | None:
+        from harness.kinds.languages import canonical
+
+        if not isinstance(value, str):
+            self.fail("language", f"expected a language name, got {json.dumps(value)[:60]}")
+            return None
+        try:
+            return canonical(value)
+        except ValueError as exc:
+            self.fail("language", str(exc))
+            return None
+
+    def language_task(self, record: dict[str, Any], before: int, language: str) -> Task | None:
+        """A function task in another language: its tests are calls with expected values
+        (`{"calls": [{"args": [...], "expected": ...}]}`) or test lines in the language
+        (`assert_eq!(add(1, 2), 3);`), each read as data (kinds/languages/literals.py)."""
+        task_id = self.text(record, "task_id")
+        prompt = self.text(record, "prompt")
+        entry_point = self.text(record, "entry_point")
+        if entry_point is not None and not entry_point.isidentifier():
+            self.fail("entry_point", f"{entry_point!r} is not a name")
+            entry_point = None
+        tests = self.call_tests(record["tests"], entry_point, "tests", required=True)
+        public = self.call_tests(record.get("public_tests", []), entry_point, "public_tests", required=False)
+        solution = record.get("canonical_solution")
+        if solution is not None and (not isinstance(solution, str) or not solution.strip()):
+            self.fail("canonical_solution", "expected a non-empty string (a complete program)")
+        tags = self.tags(record.get("tags", []))
+        timeout_s = self.timeout(record.get("timeout_s"))
+        meta = record.get("meta", {})
+        if not isinstance(meta, dict):
+            self.fail("meta", "expected a JSON object")
+        if len(self.problems) > before or task_id is None or prompt is None or entry_point is None:
+            return None
+        return Task(task_id=task_id, prompt=prompt, entry_point=entry_point, hidden_tests=tests, language=language,
+                    canonical_solution=solution, tags=tags, timeout_s=timeout_s,
+                    meta={"source": str(self.path), "line": self.line, **meta}, public_tests=public)
+
+    def call_tests(self, value: Any, entry_point: str | None, field: str, *, required: bool) -> tuple:
+        from harness.kinds.languages.base import CallSpec, CallTest
+        from harness.kinds.languages.literals import LiteralError, parse_assert
+
+        if not isinstance(value, list) or (required and not value):
+            self.fail(field, "expected a non-empty list of tests (test lines, or {\"calls\": [{\"args\": [...], \"expected\": ...}]})")
+            return ()
+        out = []
+        for i, item in enumerate(value):
+            name = f"{field}[{i}]"
+            if isinstance(item, str):
+                try:
+                    parsed = parse_assert(item, entry_point or "")
+                except (LiteralError, RecursionError) as exc:
+                    self.fail(name, f"not a test line the harness can read as data ({exc})")
+                    continue
+                out.append(CallTest((CallSpec(tuple(parsed.args), parsed.expected, parsed.label),)))
+                continue
+            calls = item.get("calls") if isinstance(item, dict) else None
+            if not isinstance(calls, list) or not calls or set(item) - {"calls", "label", "tolerance"}:
+                self.fail(name, 'expected a test line or {"calls": [{"args": [...], "expected": ...}, ...]}')
+                continue
+            specs = []
+            for k, call in enumerate(calls):
+                if not (isinstance(call, dict) and isinstance(call.get("args"), list) and "expected" in call
+                        and set(call) <= {"args", "expected", "label"}):
+                    self.fail(f"{name}.calls[{k}]", 'expected {"args": [...], "expected": <value>}')
+                    break
+                specs.append(CallSpec(tuple(call["args"]), call["expected"], str(call.get("label", ""))))
+            else:
+                tolerance = item.get("tolerance")
+                if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or tolerance < 0):
+                    self.fail(f"{name}.tolerance", "expected a non-negative number")
+                    continue
+                out.append(CallTest(tuple(specs), str(item.get("label", "")), tolerance))
+        return tuple(out)
+
+    def io_task(self, record: dict[str, Any], before: int, language: str = "python") -> Task | None:
         task_id = self.text(record, "task_id")
         prompt = self.text(record, "prompt")
         if record.get("entry_point") not in (None, ""):
@@ -149,7 +233,7 @@ class _LineChecker:
         if solution is not None:
             if not isinstance(solution, str) or not solution.strip():
                 self.fail("canonical_solution", "expected a non-empty string (a complete program)")
-            elif (why := _parses(solution)) is not None:
+            elif language == "python" and (why := _parses(solution)) is not None:
                 self.fail("canonical_solution", why)
         tags = self.tags(record.get("tags", []))
         timeout_s = self.timeout(record.get("timeout_s"))
@@ -328,8 +412,16 @@ class BuiltinSource:
                 f"the builtin task file {BUILTIN_FILE} is missing; "
                 "run from a checkout of the project, or use jsonl:<path> to a copy of it"
             )
-        tasks = read_task_files(BUILTIN_FILE)
         parts = [p for p in arg.split(":") if p]
+        # builtin:rust (tasks/builtin-rust.jsonl), builtin:polyglot (every other language's)
+        languages = [p for p in parts if p in BUILTIN_LANGUAGES or p == POLYGLOT]
+        parts = [p for p in parts if p not in languages]
+        if languages:
+            chosen_languages = BUILTIN_LANGUAGES if POLYGLOT in languages else tuple(dict.fromkeys(languages))
+            tasks = tuple(task for language in chosen_languages
+                          for task in read_task_files(BUILTIN_FILE.with_name(f"builtin-{language}.jsonl")))
+        else:
+            tasks = read_task_files(BUILTIN_FILE)
         with_example = WITH_EXAMPLE in parts
         tags = [p for p in parts if p != WITH_EXAMPLE]
         if len(tags) > 1:

@@ -22,9 +22,11 @@ _SOURCES: dict[str, str] = {
     "livecodebench": "harness.tasks.livecodebench:LiveCodeBenchSource",
     "codecontests": "harness.tasks.codecontests:CodeContestsSource",
     "apps": "harness.tasks.apps:AppsSource",
+    "multipl-e": "harness.tasks.multiple:MultiplESource",
 }
 KNOWN_FORMS = (
-    "builtin[:<tag>]",
+    "builtin[:rust|go|cpp|javascript|polyglot][:<tag>]",
+    "multipl-e:<folder>:<dataset>  (e.g. multipl-e:data:humaneval-rs)",
     "humaneval",
     "mbpp[:sanitized|:full][:with-example]",
     "hf:<dataset>[:<config>][:<split>]",

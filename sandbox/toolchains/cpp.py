@@ -7,20 +7,22 @@ from __future__ import annotations
 from sandbox.toolchains._drivers import driver
 from sandbox.toolchains.base import PROGRAM_ARTIFACT, Build, Toolchain
 
-SOURCE = "main.cpp"
-PROGRAM_NAME = "main.cpp"  # as #line names the program's lines
+SOURCE = "main.cpp"  # the program alone: what the compiler's messages name and quote
+COMBINED = "harness_main.cpp"  # the driver's prelude, the program under `#line 1 "main.cpp"`, main()
 DRIVER_NAME = "harness_driver.cpp"
 
 
 class CppToolchain(Toolchain):
     def build(self, program: str, entry_point: str | None) -> Build:
         text = program if program.endswith("\n") else program + "\n"
+        sources, compiled = {SOURCE: text}, SOURCE
         if entry_point:
-            text = (driver("cpp_prelude.hpp") + f'#line 1 "{PROGRAM_NAME}"\n' + text
-                    + f'#line 1 "{DRIVER_NAME}"\nsigned main() {{ return __harness::run({entry_point}); }}\n')
-        steps = (("g++-12", "-std=c++17", "-O2", "-fmax-errors=5", "-w", "-o", PROGRAM_ARTIFACT, SOURCE),)
-        return Build({SOURCE: text}, steps, ("./" + PROGRAM_ARTIFACT,), {}, PROGRAM_NAME,
-                     DRIVER_NAME if entry_point else "")
+            # gcc quotes a message's line from the file #line names: main.cpp, the program alone.
+            sources[COMBINED] = (driver("cpp_prelude.hpp") + f'#line 1 "{SOURCE}"\n' + text
+                                 + f'#line 1 "{DRIVER_NAME}"\nsigned main() {{ return __harness::run({entry_point}); }}\n')
+            compiled = COMBINED
+        steps = (("g++-12", "-std=c++17", "-O2", "-fmax-errors=5", "-w", "-o", PROGRAM_ARTIFACT, compiled),)
+        return Build(sources, steps, ("./" + PROGRAM_ARTIFACT,), {}, SOURCE, DRIVER_NAME if entry_point else "")
 
 
 CPP = CppToolchain(

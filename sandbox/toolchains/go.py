@@ -52,6 +52,7 @@ GO = GoToolchain(
     env={"GOROOT": GOROOT, "GOTELEMETRY": "off", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0", "GOMAXPROCS": "2"},
     compile_timeout_s=60.0,
     compile_memory_mb=2048,
+    run_memory_mb=4096,  # address space: the runtime reserves its heap's page summaries at start
     threads=16,
     fences=("go", "golang"),
 )

@@ -193,8 +193,11 @@ def _read_artifact(scratch: str, name: str, max_mb: int) -> bytes:
 
 
 def _tail(text: str) -> str:
+    """A failing program's output: all of it if short, else its start (where a runtime
+    says what went wrong: a panic, an uncaught exception) and its end."""
     text = text.rstrip()
-    return text if len(text) <= STDERR_TAIL else "..." + text[-STDERR_TAIL + 3:]
+    half = STDERR_TAIL // 2
+    return text if len(text) <= STDERR_TAIL else text[:half] + "\n...\n" + text[-half:]
 
 
 def run_call(worker, job: dict, limits: dict, NotRun, blind: bool) -> dict:

@@ -18,6 +18,7 @@ PATTERNS = (
     "/usr/lib/go-*", "/usr/share/go-*",  # GOROOT and the sources its links point to
     "/opt/go-std",  # the standard library compiled when the image was built (export data)
     "/usr/share/nodejs", "/usr/lib/nodejs",  # node's global modules
+    "/opt/sandbox/lib",  # the library that hands node the worker's spare pipes (image/setup/harness_pipes.c)
 )
 
 

@@ -48,7 +48,7 @@ def _recv_job(sock: socket.socket) -> tuple[dict, list[int]] | None:
     read this way. marshal, not JSON: in a freshly forked child, json.loads of a 2 KB
     payload touched ~90 pages shared with the zygote (each first write copies one:
     ~0.3 ms) where marshal.loads touches ~15."""
-    head, fds, _, _ = socket.recv_fds(sock, 4, 8)
+    head, fds, _, _ = socket.recv_fds(sock, 4, 32)  # a runtime's spare pipes too (native.py)
     if not head:
         return None
     while len(head) < 4:

@@ -1,0 +1,5 @@
+"""JavaScript (node 18 in the sandbox's JavaScript image), a CommonJS script."""
+from harness.kinds.languages.base import Language
+
+JAVASCRIPT = Language(name="javascript", display="JavaScript", fences=("javascript", "js", "node", "jsx"),
+                      assert_form="assert.deepStrictEqual(f(...), ...);", extension="js")
