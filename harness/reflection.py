@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from harness.calls import CallSettings, Meter, call
 from harness.models.base import ChatModel, Message
-from harness.kinds import kind_of
+from harness.kinds.languages.kind import kind_for, template_values
 from harness.prompting import Prompts
 from harness.tasks.base import Task
 
@@ -32,8 +32,9 @@ def reflect(
     completion = call(
         model,
         meter,
-        [Message("user", prompts.render(kind_of(task.kind).template("reflection"), prompt=task.prompt, code=code, feedback=feedback))],
-        system=prompts.render(kind_of(task.kind).template("reflection_system")),
+        [Message("user", prompts.render(kind_for(task).template("reflection"), prompt=task.prompt, code=code, feedback=feedback,
+                                        **template_values(task)))],
+        system=prompts.render(kind_for(task).template("reflection_system"), **template_values(task)),
         max_tokens=max_tokens,
         settings=settings, role="reflection",
     )

@@ -3,7 +3,8 @@ the task's kind takes (asserts for a function task, input/output pairs for an io
 from __future__ import annotations
 
 from harness.calls import CallSettings, Meter, call
-from harness.kinds import WrittenTests, kind_of
+from harness.kinds import WrittenTests
+from harness.kinds.languages.kind import kind_for, template_values
 from harness.models.base import ChatModel, Message
 from harness.prompting import Prompts
 from harness.tasks.base import Task
@@ -19,13 +20,13 @@ def write_tests(
     max_tokens: int,
     settings: CallSettings,
 ) -> WrittenTests:
-    kind = kind_of(task.kind)
+    kind = kind_for(task)
     completion = call(
         model,
         meter,
         [Message("user", prompts.render(kind.template("testgen"), prompt=task.prompt, entry_point=task.entry_point,
-                                        max_tests=max_tests))],
-        system=prompts.render(kind.template("testgen_system")),
+                                        max_tests=max_tests, **template_values(task)))],
+        system=prompts.render(kind.template("testgen_system"), **template_values(task)),
         max_tokens=max_tokens,
         settings=settings, role="test_writer",
         # No stop sequence, as for the Actor: a stop can cut an answer before its code.

@@ -151,9 +151,10 @@ class Workbench:
         self.model.close()
 
 
-def open_workbench(config: "RunConfig", prompts: Prompts, **settings: Any) -> Workbench:
+def open_workbench(config: "RunConfig", prompts: Prompts, languages: tuple[str, ...] = (), **settings: Any) -> Workbench:
     """Opens the run's model (ModelSettings fields may be added: a shared limiter, the
-    threads of a node) and its sandbox pool; closes the model if the sandbox fails."""
+    threads of a node) and its sandbox pool, with the images of the task set's
+    `languages` besides Python's; closes the model if the sandbox fails."""
     from harness.models import open_model
     from sandbox import SandboxConfig, open_sandbox
 
@@ -161,7 +162,8 @@ def open_workbench(config: "RunConfig", prompts: Prompts, **settings: Any) -> Wo
     model = open_model(config.model, model_settings(config, **settings))
     loaded = time.perf_counter()
     try:
-        sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers, domains=DOMAINS))
+        sandbox = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers, domains=DOMAINS,
+                                             languages=tuple(sorted(set(languages) - {"python"}))))
     except BaseException:
         model.close()
         raise

@@ -209,7 +209,7 @@ def _run(args: argparse.Namespace) -> int:
     workbench = None
     if config.executor != "ray":  # on Ray each node opens its own (harness/executors/ray_node.py)
         try:
-            workbench = open_workbench(config, prompts)
+            workbench = open_workbench(config, prompts, languages=tuple({task.language for task in tasks.tasks}))
         except (ModelConfigError, SandboxUnavailable) as exc:
             raise UsageError(str(exc)) from None
     model = workbench.model if workbench is not None else None

@@ -13,7 +13,7 @@ from harness.actor import Draft, Previous
 from harness.actor import write_code as _write_code
 from harness.calls import CallSettings
 from harness.evaluator import AGENT, HIDDEN, Evaluation
-from harness.kinds import kind_of
+from harness.kinds.languages.kind import kind_for
 from harness.memory import Lesson
 from harness.reflection import reflect as _reflect
 from harness.rundata import TrialRecord
@@ -35,7 +35,7 @@ def write_tests(scope: "TrialScope", attempt: int) -> list["Test"]:
     `:with-example` variant the task's public examples; under the oracle-feedback
     ablation the hidden tests. Appends a TestsWritten event."""
     ctx, task, s = scope.ctx, scope.task, scope.ctx.settings
-    kind = kind_of(task.kind)
+    kind = kind_for(task)
     if s.oracle_feedback:
         tests, source, raw, dropped = list(task.hidden_tests), "oracle", "", {}
     elif task.examples_as_internal:
@@ -55,7 +55,7 @@ def tests_of(task: "Task", records: Sequence[TrialRecord]) -> list["Test"]:
     """The attempt's own tests as its records keep them (a resumed attempt reads them back)."""
     for rec in records:
         if rec.tests_written is not None:
-            return kind_of(task.kind).tests_from_event(rec.tests_written)
+            return kind_for(task).tests_from_event(rec.tests_written)
     return []
 
 
@@ -78,14 +78,14 @@ def evaluate(scope: "TrialScope", draft: Draft, tests: Sequence["Test"], *, labe
     run several candidates in one trial)."""
     ctx, task = scope.ctx, scope.task
     if draft.error:
-        return None, ctx.evaluator.feedback(None, error=draft.error, kind=task.kind)
+        return None, ctx.evaluator.feedback(None, error=draft.error, kind=task.kind, task=task)
     evaluation = ctx.evaluator.run(draft.program, list(tests), task=task, domain=AGENT)
     scope.sandbox_s += evaluation.seconds
     if label:
         scope.event(TestRun(label=label, passed=evaluation.passed, seconds=round(evaluation.seconds, 4), node=node,
                             results=[{"test": r.test, "status": r.status, "detail": r.detail}
                                      for r in evaluation.records]))
-    return evaluation, ctx.evaluator.feedback(evaluation, kind=task.kind)
+    return evaluation, ctx.evaluator.feedback(evaluation, kind=task.kind, task=task)
 
 
 def run_script(scope: "TrialScope", code: str, stdin: str = "", *, timeout_s: float | None = None) -> "ScriptRun":
@@ -162,7 +162,7 @@ def store_lessons(ctx: "AttemptContext", record: TrialRecord) -> None:
 def verdicts(internal: Evaluation | None, hidden: Evaluation | None, tests: Sequence["Test"],
              task: "Task") -> dict[str, Any]:
     """The record's core verdict fields for an implementation graded on both sides."""
-    kind = kind_of(task.kind)
+    kind = kind_for(task)
     return {
         "internal_tests": [kind.label(t) for t in tests],
         "internal_results": internal.records if internal else [],

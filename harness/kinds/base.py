@@ -44,6 +44,9 @@ class Evaluation:
     passed: bool  # every test passed (vacuously true for no tests)
     seconds: float
     io_failures: tuple[IoFailure, ...] = ()  # io tests only: in the order of the records
+    # Another language's program: how it compiled (sandbox CompileOutcome; None for Python
+    # and JavaScript); one that did not compile fails every test, its message the feedback.
+    compiled: Any = None
 
 
 def cut(text: str, lines: int = IO_FEEDBACK_LINES, chars: int = IO_FEEDBACK_CHARS) -> str:
@@ -65,7 +68,7 @@ def cut(text: str, lines: int = IO_FEEDBACK_LINES, chars: int = IO_FEEDBACK_CHAR
 def feedback_line(rec: TestRecord) -> str:
     if rec.status == "timeout":
         line = f"{rec.test}  # timed out"
-    elif rec.detail.startswith("assert"):
+    elif rec.detail.startswith("assert") or (rec.test and rec.detail.startswith(rec.test)):
         line = rec.detail  # e.g. "assert add(1, 2) == 4  # got 3"
     elif rec.detail:
         line = f"{rec.test}  # {rec.detail}"

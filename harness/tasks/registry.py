@@ -73,7 +73,9 @@ def _kind(task: "Any", spec: str) -> "Any":
     from harness.kinds import kind_of
 
     try:
-        return kind_of(task.kind)
+        from harness.kinds.languages.kind import kind_for
+
+        return kind_for(task) if task.language != "python" else kind_of(task.kind)
     except ValueError as exc:
         raise TaskError(f"task set {spec!r}: task {task.task_id!r}: {exc}") from None
 
