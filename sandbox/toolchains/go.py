@@ -23,12 +23,24 @@ chmod -R a+rX /opt/go-std
 """
 
 
+# A use of each of these packages, appended after the program when it imports one, so that
+# an import the program does not use (MultiPL-E's prompts import fmt for their tests) is not
+# a compile error; it changes no line of the program.
+_USES = {"fmt": "fmt.Sprint", "strings": "strings.Contains", "math": "math.Abs", "sort": "sort.Ints",
+         "strconv": "strconv.Itoa", "unicode": "unicode.IsLetter", "reflect": "reflect.TypeOf", "bytes": "bytes.Equal"}
+
+
 def as_main(program: str) -> str:
     """The program in package main (its own package clause replaced where it stands,
     so every line keeps its number)."""
     if _PACKAGE.match(program):
-        return _PACKAGE.sub(lambda m: m.group(1) + "package main", program, count=1)
-    return "package main\n" + program  # one line more: the compiler's numbers are off by one
+        program = _PACKAGE.sub(lambda m: m.group(1) + "package main", program, count=1)
+    else:
+        program = "package main\n" + program  # one line more: the compiler's numbers are off by one
+    used = [use for name, use in _USES.items() if re.search(r'^\s*(import\s+)?"' + name + r'"', program, re.MULTILINE)]
+    if used:
+        program = program.rstrip("\n") + "\n" + "".join(f"var _ = {use}\n" for use in used)
+    return program
 
 
 class GoToolchain(Toolchain):

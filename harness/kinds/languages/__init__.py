@@ -17,7 +17,7 @@ _LANGUAGES: dict[str, str] = {
     "javascript": "harness.kinds.languages.javascript:JAVASCRIPT",
 }
 # Other names a task file or a dataset uses for a language (MultiPL-E's suffixes).
-ALIASES = {"py": "python", "rs": "rust", "golang": "go", "c++": "cpp", "cc": "cpp", "js": "javascript", "node": "javascript"}
+ALIASES = {"py": "python", "rs": "rust", "go_test.go": "go", "cxx": "cpp", "golang": "go", "c++": "cpp", "cc": "cpp", "js": "javascript", "node": "javascript"}
 
 
 def language_names() -> tuple[str, ...]:

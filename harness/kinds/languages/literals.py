@@ -92,7 +92,7 @@ def _string(text: str) -> str:
     if text.startswith("'"):
         body = body.replace('\\"', '"').replace('"', '\\"').replace("\\'", "'")
     try:
-        return json.loads('"' + body.replace("\\'", "'").replace("\\0", "\\u0000") + '"')
+        return json.loads('"' + body.replace("\\'", "'").replace("\\0", "\\u0000") + '"', strict=False)
     except ValueError:
         raise LiteralError(f"cannot read the string {text}") from None
 
@@ -281,8 +281,10 @@ def value(t: _Tokens):
             if text in _MAPS:
                 return _suffixes(t, items if isinstance(items, dict) else _pairs_to_map(items))
             return _suffixes(t, items)
-        if text in _EMPTY:
-            return _EMPTY[text]
+        if text in _EMPTY:  # Vec::<i32>::new(), after its type
+            if t.peek()[1] == "(":
+                t.take(); t.expect(")")
+            return _suffixes(t, type(_EMPTY[text])() if isinstance(_EMPTY[text], (list, dict)) else _EMPTY[text])
         raise LiteralError(f"{text} is not a literal")
     raise LiteralError(f"unexpected {text or 'end'!r}")
 
