@@ -161,12 +161,12 @@ class Evaluator:
         return (kind_for(task) if task is not None else kind_of(kind)).feedback(self.prompts, evaluation, error)
 
     def run_language(self, program: str, tests: Sequence, task: Task, timeout_s: float | None,
-                     domain: str) -> Evaluation:
+                     domain: str, *, io: bool) -> Evaluation:
         """Another language's job (sandbox/toolchains/): the program compiled once (the
-        sandbox keeps the artifact for the trial's other gradings), then each test: a
-        CallTest on the driver, or an io test."""
+        sandbox keeps the artifact for the trial's other gradings), then each test: an io
+        test (`io`), or a CallTest on the driver."""
         start = time.perf_counter()
-        if task.kind == "io":
+        if io:
             cases: list = [IoCase(t.input, t.output, label=t.label()) for t in tests]
         else:
             cases = [CallCase(tuple(Call(json.dumps(list(c.args)), json.dumps(c.expected), c.label or _call_label(task, c))
@@ -178,6 +178,6 @@ class Evaluator:
         outcomes = self.sandbox.run(request)
         records = _to_records(outcomes)
         failures = tuple(IoFailure(t.input, t.output, o.output, o.status, o.detail)
-                         for t, o in zip(tests, outcomes) if o.status != "passed") if task.kind == "io" else ()
+                         for t, o in zip(tests, outcomes) if o.status != "passed") if io else ()
         passed = all(r.status == "passed" for r in records)
         return Evaluation(records, passed, time.perf_counter() - start, failures, compiled)

@@ -60,11 +60,15 @@ def _section(title: str, body: str) -> None:
 def _shown(test) -> str:
     if isinstance(test, IoTest):
         return f"input:\n{test.input.rstrip()}\nexpected output:\n{test.output.rstrip()}"
+    if not isinstance(test, str):  # another language's calls: each call and its expected value
+        import json
+
+        return "\n".join(call.label or f"{json.dumps(list(call.args))} -> {json.dumps(call.expected)}" for call in test.calls)
     return test
 
 
 def show_command(args: argparse.Namespace) -> int:
-    from harness.kinds import kind_of
+    from harness.kinds.languages.kind import kind_for
 
     task_set = _load(args.spec)
     try:
@@ -74,7 +78,9 @@ def show_command(args: argparse.Namespace) -> int:
         hint = f"; did you mean: {', '.join(near)}" if near else f"; see: python -m harness tasks list {args.spec}"
         raise UsageError(f"no task {args.task_id!r} in {task_set.name}{hint}") from None
     _say(f"task:        {task.task_id}  ({task_set.name})")
-    _say(f"kind:        {task.kind}: {kind_of(task.kind).summary(task)}")
+    _say(f"kind:        {task.kind}: {kind_for(task).summary(task)}")
+    if task.language != "python":
+        _say(f"language:    {task.language}")
     if task.entry_point:
         _say(f"entry point: {task.entry_point}")
     _say(f"tags:        {', '.join(task.tags) or '-'}")

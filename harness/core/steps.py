@@ -17,7 +17,7 @@ from harness.kinds.languages.kind import kind_for
 from harness.memory import Lesson
 from harness.reflection import reflect as _reflect
 from harness.rundata import TrialRecord
-from harness.rundata.events import LessonWritten, MemoryShown, Recalled, TestRun, TestsWritten
+from harness.rundata.events import Compile, LessonWritten, MemoryShown, Recalled, TestRun, TestsWritten
 from harness.testgen import write_tests as _write_tests
 
 if TYPE_CHECKING:
@@ -81,6 +81,10 @@ def evaluate(scope: "TrialScope", draft: Draft, tests: Sequence["Test"], *, labe
         return None, ctx.evaluator.feedback(None, error=draft.error, kind=task.kind, task=task)
     evaluation = ctx.evaluator.run(draft.program, list(tests), task=task, domain=AGENT)
     scope.sandbox_s += evaluation.seconds
+    compiled = evaluation.compiled  # another language's program: the compile, once a program
+    if compiled is not None and not compiled.cached:
+        scope.event(Compile(language=task.language, status=compiled.status.replace("compile_", "") or "ok",
+                            seconds=round(compiled.seconds, 4), message=compiled.message))
     if label:
         scope.event(TestRun(label=label, passed=evaluation.passed, seconds=round(evaluation.seconds, 4), node=node,
                             results=[{"test": r.test, "status": r.status, "detail": r.detail}

@@ -83,7 +83,7 @@ def prompts_for(task: Task, attempt: Any, trial: int, header: dict[str, Any] | N
     harness's templates) from what the strategy's traits say it shows, and a note on how
     faithful they are."""
     from harness.actor import Previous, messages_for
-    from harness.kinds import kind_of
+    from harness.kinds.languages.kind import kind_for, template_values
     from harness.prompting import Prompts
     from harness.rundata.roles import sees_previous, writes_lessons
 
@@ -115,7 +115,7 @@ def prompts_for(task: Task, attempt: Any, trial: int, header: dict[str, Any] | N
     recalled = [str(x.get("lesson") or "") for x in this.recalled]
     try:
         messages: list[Message] = messages_for(prompts, task, previous, lessons, recalled)
-        system = prompts.render(kind_of(task.kind).template("actor_system"))
+        system = prompts.render(kind_for(task).template("actor_system"), **template_values(task))
     except Exception as exc:  # noqa: BLE001 - templates of another version may want other variables
         return None, f"could not rebuild the prompt: {exc}"
     return [{"role": "system", "text": system}, *({"role": m.role, "text": m.content} for m in messages)], note

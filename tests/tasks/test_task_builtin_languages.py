@@ -38,5 +38,5 @@ def test_a_program_that_does_not_compile_is_fed_back_with_its_first_errors(evalu
     graded = evaluator.run(program, task.public_tests, task=task, domain=AGENT)
     assert graded.compiled is not None and graded.compiled.status == "compile_error"
     assert [r.status for r in graded.records] == ["compile_error"]
-    feedback = evaluator.feedback(graded)
+    feedback = evaluator.feedback(graded, task=task)
     assert "did not compile" in feedback and "main.rs:3" in feedback and "mismatched types" in feedback

@@ -75,7 +75,7 @@ class LanguageFunctionKind(FunctionKind):
 
     def run(self, evaluator: Any, program: str, tests: Sequence["Test"], task: "Task",
             timeout_s: float | None, domain: str) -> Evaluation:
-        return evaluator.run_language(program, tests, task, timeout_s, domain)
+        return evaluator.run_language(program, tests, task, timeout_s, domain, io=False)
 
     def feedback(self, prompts: "Prompts", evaluation: Evaluation | None, error: str | None) -> str:
         return super().feedback(prompts, evaluation, error or _compile_error(evaluation))
@@ -101,7 +101,7 @@ class LanguageIoKind(IoKind):
 
     def run(self, evaluator: Any, program: str, tests: Sequence["Test"], task: "Task",
             timeout_s: float | None, domain: str) -> Evaluation:
-        return evaluator.run_language(program, tests, task, timeout_s, domain)
+        return evaluator.run_language(program, tests, task, timeout_s, domain, io=True)
 
     def feedback(self, prompts: "Prompts", evaluation: Evaluation | None, error: str | None) -> str:
         return super().feedback(prompts, evaluation, error or _compile_error(evaluation))
