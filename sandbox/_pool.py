@@ -115,6 +115,9 @@ class _Channel:
         self.broken = False  # failed a job: replace before the next one
         self.ended = False  # its output stream closed: the worker is gone
         self.domain: str | None = None  # set once, by the pool, before its first job
+        # Digests of the artifacts (another language's compiled programs) this worker was
+        # sent whole: it keeps them (worker/native.py), so later jobs name them only.
+        self.artifacts: list[str] = []
 
     # --- for subclasses
     def _send(self, data: bytes) -> None:
@@ -185,6 +188,24 @@ class _Channel:
             if answer.get("id") == job["id"]:
                 self.jobs_done += 1
                 return answer
+
+
+ARTIFACTS_KEPT = 4  # per worker (native.ARTIFACTS_KEPT)
+
+
+def _artifacts_known(channel: _Channel, native: dict) -> dict:
+    """`native` with each artifact this worker already holds named by its digest only
+    (sent whole once per worker: a few MB of base64 in every job line cost more than the job)."""
+    files = {}
+    for name, item in native["files"].items():
+        digest = item.get("sha")
+        if digest and "b64" in item:
+            if digest in channel.artifacts:
+                item = {key: value for key, value in item.items() if key != "b64"}
+            else:
+                channel.artifacts = (channel.artifacts + [digest])[-ARTIFACTS_KEPT:]
+        files[name] = item
+    return dict(native, files=files)
 
 
 @dataclass
@@ -400,7 +421,7 @@ class WorkerPool:
             "blind": request.blind,
         }
         if native is not None:  # another language's program (worker/native.py)
-            job["exec"] = native
+            job["exec"] = _artifacts_known(channel, native)
             job["memory_mb"] = max(limits.memory_mb, int(native.get("memory_mb") or 0))
         if isinstance(test, IoCase):  # a whole program on stdin/stdout (worker/io_job.py)
             job.update(kind="io", stdin=test.input, expected=test.expected, compare=request.compare,

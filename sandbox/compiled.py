@@ -121,7 +121,8 @@ class Compiler:
         it) written into the scratch folder, and the command."""
         files: dict = {name: {"text": text} for name, text in build.run_files.items()}
         if build.steps:
-            files[PROGRAM_ARTIFACT] = {"b64": artifact, "executable": True}
+            digest = hashlib.sha256(artifact.encode()).hexdigest()[:32]
+            files[PROGRAM_ARTIFACT] = {"b64": artifact, "sha": digest, "executable": True}
         return {"files": files, "argv": list(build.run_argv), "env": self._env(),
                 "threads": self.chain.threads, "spare_pipes": bool(self.chain.spare_pipes),
                 "memory_mb": self.chain.run_memory_mb or 0}

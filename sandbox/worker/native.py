@@ -38,13 +38,39 @@ OUT_OF_MEMORY = ("memory allocation of", "out of memory", "cannot allocate memor
                  "std::bad_alloc", "Fatal process out of memory", "failed to reserve")
 
 
+ARTIFACTS_KEPT = 4  # compiled programs W keeps by digest (the host sends each once per worker)
+_ARTIFACTS: dict[str, bytes] = {}
+
+
+class ArtifactUnknown(RuntimeError):
+    """The host named an artifact this worker does not hold (it is sent whole again)."""
+
+
+def artifacts_held(job: dict) -> bool:
+    """Whether every artifact the job names by digest alone is one this worker holds."""
+    return all("b64" in item or "sha" not in item or item["sha"] in _ARTIFACTS
+               for item in job["exec"]["files"].values())
+
+
 def exec_payload(job: dict) -> dict:
     """The blank child's part of a job whose program is not Python: its files (bytes,
-    executable), argv and environment, from the host's `exec`."""
+    executable), argv and environment, from the host's `exec`. An artifact comes whole
+    (base64, with its digest) the first time, then by its digest alone."""
     spec = job["exec"]
     files = {}
     for name, item in spec["files"].items():
-        data = base64.b64decode(item["b64"]) if "b64" in item else item["text"].encode("utf-8")
+        if "b64" in item:
+            data = base64.b64decode(item["b64"])
+            if item.get("sha"):
+                _ARTIFACTS[item["sha"]] = data
+                while len(_ARTIFACTS) > ARTIFACTS_KEPT:
+                    _ARTIFACTS.pop(next(iter(_ARTIFACTS)))
+        elif "sha" in item:
+            if item["sha"] not in _ARTIFACTS:
+                raise ArtifactUnknown(f"the artifact {item['sha']} is not held by this worker")
+            data = _ARTIFACTS[item["sha"]]
+        else:
+            data = item["text"].encode("utf-8")
         files[name] = (data, bool(item.get("executable")))
     return {"files": files, "argv": list(spec["argv"]), "env": dict(spec.get("env") or {})}
 

@@ -16,7 +16,7 @@ import time
 
 from .child import IGNORED_SIGNALS
 from .io_job import run_io
-from .native import run_call, run_compile
+from .native import artifacts_held, run_call, run_compile
 from .judge import RELEASED
 from .landlock import readable_paths
 from .procs import IPC_RMID, Capped, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, alive, children_of, open_fds, pidfd, prctl, settings, sysv_ids
@@ -142,6 +142,8 @@ class _Worker:
             raise NotRun("a compile worker runs compile jobs only, and only a compile worker runs them")
         if kind == "compile":  # another language's compiler: native.py
             return dict(run_compile(self, job, limits, NotRun), id=job.get("id"))
+        if "exec" in job and not artifacts_held(job):  # a fresh worker gets the artifact whole
+            raise NotRun("the job names a compiled program this worker does not hold")
         if "exec" in job:  # a program of another language: its file and its own threads
             self._allowance = Allowance(pids=int(job["exec"].get("threads", 0)), files=len(job["exec"]["files"]))
         else:
