@@ -1,7 +1,8 @@
 """The builtin tasks of Rust, Go, C++ and JavaScript in the docker sandbox, graded through
-the harness's Evaluator: every reference passes its hidden tests; stubs fail (a few per
-language: each is a compile); a program that does not compile is the Actor's feedback,
-with the compiler's first errors."""
+the harness's Evaluator: references pass their hidden tests and stubs fail (the `quick`
+tasks and the io task of each language: each program is a compile, and CI's time is
+short; `bench/languages.py` grades every reference); a program that does not compile is
+the Actor's feedback, with the compiler's first errors."""
 from __future__ import annotations
 
 import pytest
@@ -22,12 +23,13 @@ def evaluator(sandbox_opener):
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-def test_every_reference_passes_and_stubs_fail(evaluator, language):
-    tasks = load_tasks(f"builtin:{language}").tasks
+def test_references_pass_and_stubs_fail(evaluator, language):
+    tasks = [t for t in load_tasks(f"builtin:{language}").tasks if "quick" in t.tags or t.kind == "io"]
+    assert len(tasks) == 4
     for task in tasks:
         graded = evaluator.run(task.canonical_solution, task.hidden_tests, task=task, domain=HIDDEN)
         assert graded.passed, (task.task_id, [r.detail for r in graded.records])
-    for task in [t for t in tasks if t.kind == "io"] + [t for t in tasks if t.kind == "function"][:2]:
+    for task in [t for t in tasks if t.kind == "io"] + [t for t in tasks if t.kind == "function"][:1]:
         graded = evaluator.run(task.meta["stub"], task.hidden_tests, task=task, domain=HIDDEN)
         assert not graded.passed, task.task_id
 
