@@ -81,10 +81,7 @@ def evaluate(scope: "TrialScope", draft: Draft, tests: Sequence["Test"], *, labe
         return None, ctx.evaluator.feedback(None, error=draft.error, kind=task.kind, task=task)
     evaluation = ctx.evaluator.run(draft.program, list(tests), task=task, domain=AGENT)
     scope.sandbox_s += evaluation.seconds
-    compiled = evaluation.compiled  # another language's program: the compile, once a program
-    if compiled is not None and not compiled.cached:
-        scope.event(Compile(language=task.language, status=compiled.status.replace("compile_", "") or "ok",
-                            seconds=round(compiled.seconds, 4), message=compiled.message))
+    _compile_event(scope, evaluation)
     if label:
         scope.event(TestRun(label=label, passed=evaluation.passed, seconds=round(evaluation.seconds, 4), node=node,
                             results=[{"test": r.test, "status": r.status, "detail": r.detail}
@@ -108,7 +105,17 @@ def grade_hidden(scope: "TrialScope", draft: Draft) -> Evaluation | None:
     evaluation = scope.ctx.evaluator.run(draft.program, task.hidden_tests, task=task, domain=HIDDEN,
                                          timeout_s=task.timeout_s)
     scope.sandbox_s += evaluation.seconds
+    _compile_event(scope, evaluation)  # a strategy without internal tests compiles here first
     return evaluation
+
+
+def _compile_event(scope: "TrialScope", evaluation: Evaluation) -> None:
+    """Another language's program was compiled for this grading (not reused): a Compile
+    event with the compiler's status, time and message (the agent's feedback, if any)."""
+    compiled = evaluation.compiled
+    if compiled is not None and not compiled.cached:
+        scope.event(Compile(language=scope.task.language, status=compiled.status.replace("compile_", ""),
+                            seconds=round(compiled.seconds, 4), message=compiled.message))
 
 
 def reflect(scope: "TrialScope", attempt: int, *, code: str, feedback: str, about_trial: int,
