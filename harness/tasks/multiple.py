@@ -23,7 +23,7 @@ from pathlib import Path
 from harness.kinds.languages import canonical
 from harness.kinds.languages.base import CallSpec, CallTest
 from harness.kinds.languages.literals import LiteralError, parse_assert
-from harness.tasks.base import JsonError, Task, TaskError, TaskSet, decode_lines, parse_json
+from harness.tasks.base import JsonError, Task, TaskError, TaskSet, decode_line, parse_json
 
 _CANDIDATE = re.compile(r"\bcandidate\s*:?=\s*([A-Za-z_][A-Za-z0-9_]*)")
 _SUPPORTED = ("rust", "go", "cpp", "javascript")
@@ -71,14 +71,15 @@ def _prompt(prompt: str, language: str) -> str:
 
 def _rows(path: Path) -> list[dict]:
     data = path.read_bytes()
-    text = data.decode("utf-8-sig", errors="strict") if data else ""
+    lines = [decode_line(raw, path, number) for number, raw in enumerate(data.splitlines(keepends=True), start=1)]
+    text = "\n".join(lines)
     if text.lstrip().startswith("["):
         rows = parse_json(text)
         if not isinstance(rows, list):
             raise TaskError(f"{path}: expected a JSON list of rows")
         return rows
     rows = []
-    for number, line in enumerate(decode_lines(data, path), start=1):
+    for number, line in enumerate(lines, start=1):
         if line.strip():
             try:
                 rows.append(parse_json(line))
