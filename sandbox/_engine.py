@@ -37,6 +37,8 @@ def image_name(image: str, language: str = PYTHON) -> str:
     if "@" in image:
         raise ValueError(f"a digest names one image ({image}); name the {language} image by tag instead")
     repository, colon, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "")
+    if repository.endswith(f"-{language}"):  # already the language's image (resolved once)
+        return image
     return f"{repository}-{language}{colon}{tag}"
 
 

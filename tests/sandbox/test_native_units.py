@@ -45,3 +45,13 @@ def test_the_cpp_driver_comes_first_and_the_program_keeps_its_line_numbers():
     assert combined.index("namespace __harness") < combined.index('\n#line 1 "main.cpp"\n') < combined.index("#define int")
     assert build.sources["main.cpp"].startswith("#define int long long")
     assert "signed main()" in combined
+
+
+def test_a_language_s_image_is_named_once_whatever_resolves_it():
+    from sandbox._engine import image_name, resolve_image
+
+    assert image_name("reflexion-harness-sandbox", "rust") == "reflexion-harness-sandbox-rust"
+    assert image_name("reg.example/sb:7", "go") == "reg.example/sb-go:7"
+    resolved = resolve_image("reflexion-harness-sandbox", "rust")
+    assert resolve_image(resolved, "rust") == resolved and resolved.count("-rust") == 1
+    assert resolve_image("reflexion-harness-sandbox") != resolve_image("reflexion-harness-sandbox", "cpp")
