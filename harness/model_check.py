@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.models.cache import CachedModel
 from harness.models.base import ChatModel, Message, ModelError
 
 # The one message of the check: data beside the harness's other data, not a prompt of the
@@ -31,18 +32,14 @@ class ModelCheckFailed(Exception):
 
 
 def needs_check(model: ChatModel) -> bool:
-    describe = getattr(model, "describe", None)
-    try:
-        found = describe() if callable(describe) else {}
-    except Exception:  # noqa: BLE001 - a backend that cannot describe itself is checked
-        return True
-    return bool(isinstance(found, dict) and found.get("base_url"))
+    """A model behind a server (a remote API, as its backend declares) is checked."""
+    return bool(model.capabilities.remote_api)
 
 
 def check_model(model: ChatModel, *, temperature: float, resuming: bool = False) -> dict[str, Any]:
     """One call to the model (past any response cache); what run.json records of it.
     ModelCheckFailed when it does not answer."""
-    target = getattr(model, "inner", model)
+    target = model.inner if isinstance(model, CachedModel) else model  # past the response cache
     started = time.perf_counter()
     try:
         completion = target.complete([Message("user", CHECK_FILE.read_text(encoding="utf-8").strip())],
