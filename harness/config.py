@@ -5,11 +5,15 @@ validated once; written whole into run.json.
 """
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
+import datetime as _dt
 import importlib.util
+import math
 import os
 import re
 import tomllib
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -131,8 +135,12 @@ class RunConfig:
 
     def validate(self) -> "RunConfig":
         from harness.strategies import StrategyError, get_strategy, groups, strategy_names
-        from harness.strategies.base import convert_option
 
+        for f in dataclasses.fields(self):  # the types first: a RunConfig made in code is checked too
+            value = getattr(self, f.name)
+            checked = _coerce(f.name, value, "config")
+            if checked is not value and (type(checked) is not type(value) or checked != value):
+                return self.replace(**{f.name: checked}).validate()
         if not isinstance(self.strategy, str):
             raise ConfigError(f"strategy must be a name, a group or a comma-separated list, got {self.strategy!r}")
         try:
@@ -145,14 +153,14 @@ class RunConfig:
                 raise ConfigError(f"strategy_options: unknown strategy {name!r}")
             strategy = get_strategy(name)
             allowed = strategy.options
-            for key in given:
+            for key, value in given.items():
                 if key not in allowed:
                     raise ConfigError(f"strategy_options: {name} has no option {key!r}; its options: "
                                       f"{', '.join(allowed) or 'none'}")
                 try:
-                    convert_option(allowed[key], given[key])
-                except (TypeError, ValueError) as exc:
-                    raise ConfigError(f"strategy_options: {name}.{key} = {given[key]!r}: {exc}") from None
+                    strategy.convert_option(key, value)
+                except ValueError as exc:
+                    raise ConfigError(f"strategy_options: {exc}") from None
             try:
                 strategy.check_options(given)
             except ValueError as exc:
@@ -211,6 +219,13 @@ class RunConfig:
             raise ConfigError(f"io_compare must be one of {', '.join(IO_COMPARE_MODES)}, got {self.io_compare!r}")
         if self.test_timeout_s <= 0:
             raise ConfigError(f"test_timeout_s must be > 0, got {self.test_timeout_s!r}")
+        if self.model_timeout_s <= 0:
+            raise ConfigError(f"model_timeout_s must be > 0, got {self.model_timeout_s!r}")
+        if self.max_retries < 0:
+            raise ConfigError(f"max_retries must be >= 0, got {self.max_retries!r}")
+        for name in ("requests_per_minute", "tokens_per_minute"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1 (or left out: no limit), got {getattr(self, name)!r}")
         self._validate_recall()
         if self.memory_dir is None:
             # Beside the results folder, whatever folder the command starts in: with the
@@ -302,7 +317,7 @@ class RunConfig:
                 continue  # derived from `strategy`
             if name not in known:
                 raise ConfigError(f"{source}: unknown setting {key!r}")
-            kwargs[name] = _coerce(name, value, source)
+            kwargs[name] = _coerce(name, value, source, key)
         return cls(**kwargs)
 
     @classmethod
@@ -334,29 +349,128 @@ def _installed(module: str) -> bool:
         return False
 
 
-_PATHS = {"out", "memory_dir", "cache_dir", "prompts"}
-_INT_TUPLES = {"k"}
-_STR_TUPLES = {"task_ids"}
+# --------------------------------------------------------------------------- setting types
+# Every setting's value is checked against its field's type (from the annotations above),
+# wherever it comes from: a TOML file, run.json's config, flags, or code. A value of the
+# wrong type is one ConfigError naming the source and the setting, never a crash later.
+
+_HINTS: dict[str, Any] = {}
+_SPLIT_LISTS = ("k", "task_ids")  # also written as one comma-separated string, as their flags take them
 
 
-def _coerce(name: str, value: Any, source: str) -> Any:
-    try:
+def _hints() -> dict[str, Any]:
+    if not _HINTS:
+        _HINTS.update(typing.get_type_hints(RunConfig))
+    return _HINTS
+
+
+class _Bad(TypeError):
+    def __init__(self, expected: str, got: str) -> None:
+        super().__init__(expected)
+        self.expected, self.got = expected, got
+
+
+def _shown(value: Any) -> str:
+    """A value as the error names it: its TOML-ish type and, when short, itself."""
+    names = {str: "the string", bool: "the boolean", int: "the integer", float: "the number", list: "a list",
+             tuple: "a list", dict: "a table"}
+    name = names.get(type(value), f"a {type(value).__name__}")
+    if isinstance(value, (list, tuple, dict)):
+        return name
+    text = str(value).lower() if isinstance(value, bool) else repr(value)
+    return f"{name} {text}" if len(text) <= 60 else name
+
+
+_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false", Path: "a folder path (a string)"}
+_TABLES = {
+    "prices": "a table of model id -> {input, output, ...} prices in dollars per million tokens",
+    "strategy_options": "a table of strategy name -> {option = value}",
+}
+
+
+def _expected(name: str, tp: Any) -> str:
+    if tp in _WORDS:
+        return _WORDS[tp]
+    if typing.get_origin(tp) is tuple:
+        return f"a list of {_WORDS[typing.get_args(tp)[0]].split(' ', 1)[1]}s"
+    return _TABLES.get(name, "a table")
+
+
+def _hint(name: str) -> str | None:
+    if name == "model":
+        return "one model spec per run; to run several models, use `python -m harness study`"
+    if name == "strategy":
+        return 'a strategy, a group, or several joined by commas in one string, e.g. "reflexion,baseline"'
+    return None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_type(name: str, tp: Any, value: Any) -> Any:
+    """`value` as the setting holds it (a path from a string, a tuple from a list, a date
+    from TOML as its text), or _Bad naming what it must be."""
+    args = typing.get_args(tp)
+    if type(None) in args:  # X | None
         if value is None:
             return None
-        if name in _PATHS:
+        tp = next(a for a in args if a is not type(None))
+    if tp is str:
+        if isinstance(value, (_dt.date, _dt.datetime)) and name in ("after", "before"):
+            return value.isoformat()[:10]  # TOML's own date: 2024-08-01 unquoted
+        if isinstance(value, str):
+            return value
+    elif tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise _Bad("a finite number", _shown(value))
+            return float(value)
+    elif tp is Path:
+        if isinstance(value, Path) or isinstance(value, str) and value.strip():
             return Path(value)
-        if name in _INT_TUPLES:
-            if isinstance(value, str):
-                value = [v for v in value.split(",") if v.strip()]
-            return tuple(int(v) for v in value)
-        if name in _STR_TUPLES:
-            if isinstance(value, str):
-                value = [v.strip() for v in value.split(",") if v.strip()]
-            return tuple(str(v) for v in value)
-        if name == "strategy_options":
-            return {str(n): {str(k): v for k, v in opts.items()} for n, opts in value.items()}
-        if name == "prices":
-            return {str(m): {str(k): float(v) for k, v in p.items()} for m, p in value.items()}
+    elif typing.get_origin(tp) is tuple:
+        item = typing.get_args(tp)[0]
+        if isinstance(value, str) and name in _SPLIT_LISTS:
+            parts = [v.strip() for v in value.split(",") if v.strip()]
+            if item is int and all(re.fullmatch(r"[+-]?\d+", p) for p in parts):
+                return tuple(int(p) for p in parts)
+            if item is str:
+                return tuple(parts)
+        elif isinstance(value, (list, tuple)):
+            out = []
+            for v in value:
+                try:
+                    out.append(_check_type(name, item, v))
+                except _Bad:
+                    raise _Bad(_expected(name, tp), f"a list holding {_shown(v)}") from None
+            return tuple(out)
+    elif typing.get_origin(tp) in (Mapping, dict, collections.abc.Mapping):
+        if isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, Mapping)
+                                              and all(isinstance(x, str) for x in v) for k, v in value.items()):
+            if name == "prices":
+                if all(_number(x) for p in value.values() for x in p.values()):
+                    return {m: {k: float(v) for k, v in p.items()} for m, p in value.items()}
+            else:  # strategy_options: each strategy converts its own values (validate)
+                return {n: dict(opts) for n, opts in value.items()}
+    else:
+        return value  # a type this checker does not know: as given
+    raise _Bad(_expected(name, tp), _shown(value))
+
+
+def _coerce(name: str, value: Any, source: str, key: str | None = None) -> Any:
+    tp = _hints().get(name)
+    if tp is None:
         return value
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise ConfigError(f"{source}: setting {name!r} has a bad value {value!r} ({exc})") from None
+    try:
+        return _check_type(name, tp, value)
+    except _Bad as exc:
+        hint = _hint(name)
+        raise ConfigError(f"{source}: setting {key or name!r} must be {exc.expected}, got {exc.got}"
+                          + (f" ({hint})" if hint else "")) from None

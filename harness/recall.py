@@ -12,7 +12,11 @@ Hygiene is decided once, at start, from the two task sets (never from a verdict)
 a lesson written with oracle feedback is left out of a normal run; a lesson about the
 same task (same id or same prompt), or from a task whose hidden tests share a line with
 this task's hidden tests, is never recalled for this task; a lesson quoting a
-hidden-test line of any task of the run is never recalled at all. Lessons are cut to `recall_max_chars`. The pool file holds
+hidden-test line of any task of the run is never recalled at all. An io task's hidden
+tests are data, not code: their "lines" are each input and expected output, whole and
+line by line, so two tasks share a hidden test when they share one of those (the same
+problem in two datasets), and a lesson quotes one when it holds one; a set may mix
+function and io tasks. Lessons are cut to `recall_max_chars`. The pool file holds
 lesson texts, source prompts and hashes of hidden-test lines: no hidden-test text.
 
 Ranking: BM25 (the `bm25s` library) over each lesson's document (its source task's
@@ -28,10 +32,11 @@ import re
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from itertools import islice
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from harness.config import SCOPES  # noqa: F401  (every setting's values live in config)
-from harness.tasks.base import Task, TaskSet
+from harness.tasks.base import IoTest, Task, TaskSet, Test
 
 if TYPE_CHECKING:
     from harness.config import RunConfig
@@ -219,39 +224,93 @@ def _norm_line(line: str, entry_point: str) -> str:
     return flat
 
 
-def _hidden_lines(task: Task) -> set[str]:
-    return {
-        n for test in task.hidden_tests for line in test.splitlines()
-        if len(n := _norm_line(line, task.entry_point)) >= MIN_LINE_CHARS
-    }
+# An io test's text can run to megabytes: its first IO_LINES_READ lines of input and of
+# output are fragments, and the whole text one more (whitespace flattened up to
+# IO_FLATTEN_MAX characters; past that, its line endings and outer blanks only).
+IO_LINES_READ = 200
+IO_FLATTEN_MAX = 1 << 20
+
+
+def _whole(text: str) -> str:
+    if len(text) <= IO_FLATTEN_MAX:
+        return " ".join(text.split())
+    return text.replace("\r\n", "\n").strip()
+
+
+def _fragments(test: Test, entry_point: str) -> Iterator[str]:
+    """The normalised pieces of one hidden test that say something: a function test's
+    lines (the entry point named `f`); an io test's input and expected output, each
+    whole and line by line. Shorter than MIN_LINE_CHARS: left out."""
+    if isinstance(test, IoTest):
+        for text in (test.input, test.output):
+            whole = _whole(text)
+            if len(whole) >= MIN_LINE_CHARS:
+                yield whole
+            for line in islice(text.splitlines(), IO_LINES_READ):
+                if len(flat := " ".join(line.split())) >= MIN_LINE_CHARS and flat != whole:
+                    yield flat
+        return
+    for line in test.splitlines():
+        if len(flat := _norm_line(line, entry_point)) >= MIN_LINE_CHARS:
+            yield flat
+
+
+@dataclass(frozen=True)
+class _HiddenLines:
+    """What hygiene knows of one task's hidden tests: a hash of each fragment (for
+    "shares a hidden test with"), and the fragments short enough to be quoted in a lesson
+    (`assert ` dropped from a function test's)."""
+
+    hashes: frozenset[str]
+    quotable: dict[str, str]  # hash -> fragment
+
+    @classmethod
+    def of(cls, task: Task, quote_max: int) -> "_HiddenLines":
+        hashes: set[str] = set()
+        quotable: dict[str, str] = {}
+        for test in task.hidden_tests:
+            for fragment in _fragments(test, task.entry_point):
+                digest = _line_hash(fragment)
+                hashes.add(digest)
+                if len(fragment) <= quote_max + 7:  # (+ "assert ")
+                    quotable[digest] = fragment if isinstance(test, IoTest) else re.sub(r"^assert\s+", "", fragment)
+        return cls(frozenset(hashes), quotable)
 
 
 def _line_hash(line: str) -> str:
-    return hashlib.sha256(line.encode()).hexdigest()[:16]
+    return hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _exclusions(pool: Sequence[PoolLesson], source_tasks: Mapping[str, Task], targets: Sequence[Task],
                 scope: str, target_task_set: str) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
     """{target task id: {pool id: reason}} and the count of each reason."""
     everyone = {t.task_id: t for t in targets} | dict(source_tasks)
-    lines_of = {key: _hidden_lines(t) for key, t in everyone.items()}
+    quote_max = max((len(x.text) for x in pool), default=0)
+    lines_of = {key: _HiddenLines.of(t, quote_max) for key, t in everyone.items()}
     seen_in: dict[str, int] = {}
     distinct = {(t.prompt, t.hidden_tests): key for key, t in everyone.items()}  # a task in both sets counts once
     for key in distinct.values():
-        for line in lines_of[key]:
-            seen_in[line] = seen_in.get(line, 0) + 1
-    boilerplate = {line for line, n in seen_in.items() if n >= BOILERPLATE_TASKS}
-    source_hashes = {key: {_line_hash(x) for x in lines_of[key] - boilerplate} for key in source_tasks}
+        for digest in lines_of[key].hashes:
+            seen_in[digest] = seen_in.get(digest, 0) + 1
+    boilerplate = {digest for digest, n in seen_in.items() if n >= BOILERPLATE_TASKS}
+    source_hashes = {key: lines_of[key].hashes - boilerplate for key in source_tasks}
     # A lesson that quotes a hidden-test line of any task of the run is shown to none.
     quoting: set[str] = set()
+    flat_index = _GramIndex(pool)  # the lessons as io fragments are compared with them
     for target in targets:
-        fragments = {re.sub(r"^assert\s+", "", x) for x in lines_of[target.task_id] - boilerplate}
+        known = lines_of[target.task_id]
+        fragments = {x for digest, x in known.quotable.items() if digest not in boilerplate}
         fragments = {x for x in fragments if len(x) >= MIN_LINE_CHARS - 2}
-        quoting |= {x.id for x in pool if any(f in _norm_line(x.text, target.entry_point) for f in fragments)}
+        if not fragments:
+            continue
+        if target.entry_point:
+            quoting |= {x.id for x in pool if any(f in _norm_line(x.text, target.entry_point) for f in fragments)}
+        else:
+            quoting |= flat_index.quoting(fragments)
     excluded: dict[str, dict[str, str]] = {}
     counts: dict[str, int] = {}
     for target in targets:
-        mine_hashes = {_line_hash(x) for x in lines_of[target.task_id] - boilerplate}
+        mine_hashes = lines_of[target.task_id].hashes - boilerplate
         out: dict[str, str] = {}
         for lesson in pool:
             source = source_tasks[_source_key(lesson)]
@@ -270,6 +329,29 @@ def _exclusions(pool: Sequence[PoolLesson], source_tasks: Mapping[str, Task], ta
         if out:
             excluded[target.task_id] = out
     return excluded, counts
+
+
+class _GramIndex:
+    """The pool's lessons, whitespace flattened, indexed by every substring of GRAM
+    characters: a fragment is looked for only in the lessons holding its first GRAM
+    characters (an io task may have thousands of fragments; the pool, hundreds of lessons)."""
+
+    GRAM = MIN_LINE_CHARS - 2
+
+    def __init__(self, pool: Sequence[PoolLesson]) -> None:
+        self.flat = {x.id: " ".join(x.text.split()) for x in pool}
+        self.by_gram: dict[str, set[str]] = {}
+        for lesson_id, text in self.flat.items():
+            for i in range(len(text) - self.GRAM + 1):
+                self.by_gram.setdefault(text[i:i + self.GRAM], set()).add(lesson_id)
+
+    def quoting(self, fragments: Iterable[str]) -> set[str]:
+        found: set[str] = set()
+        for fragment in fragments:
+            for lesson_id in self.by_gram.get(fragment[:self.GRAM], ()):
+                if lesson_id not in found and fragment in self.flat[lesson_id]:
+                    found.add(lesson_id)
+        return found
 
 
 def _source_key(lesson: PoolLesson) -> str:

@@ -29,7 +29,7 @@ def format_summary(numbers: dict[str, Any]) -> str:
     lines += numbers.get("answer") or []
     lines += [("WARNING: " if c["level"] == "red" else "note: ") + c["text"] for c in numbers.get("caveats") or []]
     head = ["strategy", *(f"pass@{k} [95% CI]" for k in ks), "calls", "in tokens", "out tokens", "cost $",
-            "cached $", "errors", "summed time", "incomplete"]
+            "cached $", "unusable answers", "model errors", "summed time", "incomplete"]
     rows = []
     for name, s in strategies.items():
         rows.append([name, *(wording.rate_with_ci(s.get(f"pass@{k}"), *(s.get(f"pass@{k}_ci95") or [None, None]))
@@ -37,7 +37,8 @@ def format_summary(numbers: dict[str, Any]) -> str:
                      str(s["model_calls"]), f"{s['input_tokens']:,}", f"{s['output_tokens']:,}",
                      f"{s['cost_usd']:.4f}" if s.get("cost_usd") is not None else wording.DASH,
                      f"{s['cached_cost_usd']:.4f}" if s.get("cached_cost_usd") is not None else wording.DASH,
-                     str(s["errors"]), wording.duration(s["summed_s"]), str(s.get("incomplete_attempts", 0))])
+                     str(s["errors"]), str(s.get("model_errors", 0)), wording.duration(s["summed_s"]),
+                     str(s.get("incomplete_attempts", 0))])
     lines += ["", *_table(head, rows)]
     width = max((len(s["pass@1_by_trial"]) for s in strategies.values()), default=0)
     if width > 1:
@@ -53,6 +54,8 @@ def format_summary(numbers: dict[str, Any]) -> str:
             (entry.get(n) or {}).get("pass@1"), *((entry.get(n) or {}).get("pass@1_ci95") or [None, None]))
             for n in names)] for kind, entry in by_kind.items()]
         lines += ["", *_table(head, rows)]
+    lines.append("unusable answers = trials whose answer held no usable code (scored as failures); model errors = "
+                 "attempts a model error stopped after its retries (errors.jsonl; not scored, --resume redoes them)")
     lines.append("summed time = every trial's own time added up over the workers (strategies run interleaved); "
                  "the elapsed time is on the time line above")
     return "\n".join(lines)

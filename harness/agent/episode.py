@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from harness.kinds import kind_of
 from harness.actor import Draft
 from harness.agent.compaction import Compactor
 from harness.agent.tools import ToolEnv, ToolPolicy, run_calls, tools_of
@@ -146,7 +147,7 @@ def run_episode(scope: "TrialScope", settings: EpisodeSettings, *, lessons: Sequ
     """Runs one episode in `scope`'s trial; its events land in the scope."""
     ctx, task = scope.ctx, scope.task
     render = ctx.prompts.render
-    io = task.kind == "io"
+    io = kind_of(task.kind).whole_program
     env = ToolEnv(scope, settings, tests)
     tools = tools_of(settings.tools)
     values: Mapping[str, Any] = {"io": io, "entry_point": task.entry_point, "timeout_s": f"{settings.python_timeout_s:g}",

@@ -97,11 +97,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--oracle-feedback", action="store_const", const=True, help="ABLATION: feedback from the hidden tests (reports flag it)")
     a("--io-compare", choices=["strict", "source"], help="how io outputs and APPS call-based results are judged: strict (default: token for token, integers exactly, the source's float tolerance between two non-integers) or source (each source's own grader, lenient rules included, for comparability with its published numbers; the summary counts the verdicts it changed against strict)")
     a("--view", action="store_true", help="open `harness view` beside the run (127.0.0.1; its URL is printed)")
+    a("--no-model-check", dest="model_check", action="store_false",
+      help="do not check the model with one cheap call before the run (an API model is checked by default, "
+           "so a server that is not running or a wrong model name stops the command before the run folder exists)")
     p.set_defaults(func=run_command)
 
 
 def _flag_values(args: argparse.Namespace) -> dict[str, Any]:
-    skip = {"command", "func", "config", "resume", "resume_changed", "view", "strategy_options"}
+    skip = {"command", "func", "config", "resume", "resume_changed", "view", "strategy_options", "model_check"}
     values = {k: v for k, v in vars(args).items() if k not in skip and v is not None}
     if args.strategy_options:
         options: dict[str, dict[str, str]] = {}
@@ -118,10 +121,9 @@ def _flag_values(args: argparse.Namespace) -> dict[str, Any]:
 def build_config(args: argparse.Namespace) -> RunConfig:
     values: dict[str, Any] = {}
     if args.config is not None:
-        values.update(RunConfig.load_toml(args.config))
+        values.update(RunConfig.load_toml(args.config))  # the file's own values are checked there, naming it
     values.update(_flag_values(args))
-    source = str(args.config) if args.config else "command line"
-    return RunConfig.from_dict(values, source=source).validate()
+    return RunConfig.from_dict(values, source="command line").validate()
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -211,11 +213,18 @@ def _run(args: argparse.Namespace) -> int:
         except (ModelConfigError, SandboxUnavailable) as exc:
             raise UsageError(str(exc)) from None
     model = workbench.model if workbench is not None else None
+    checked = (_check_model(config, model, workbench, resuming=header is not None)
+               if getattr(args, "model_check", True) else None)
     t_ready = time.perf_counter()
 
     if header is None:
         run_dir, header = prepare_run_dir(config, tasks, config.sandbox, frozen)
         session = SessionLock(run_dir).acquire()
+        if checked is not None:  # what the check call cost, beside the trials (it decides nothing of them)
+            from harness.rundata import write_json
+
+            header = {**header, "model_check": checked}
+            write_json(run_dir / "run.json", header)
     print(
         f"run {header['run_id']}: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)}"
         f" x {config.samples} sample(s), up to {config.trials} trials; model {config.model}; "
@@ -282,6 +291,38 @@ def _run(args: argparse.Namespace) -> int:
             print(f"view: closed with the run; reopen with: python -m harness view {run_dir.parent}", file=sys.stderr)
 
 
+def _check_model(config: RunConfig, model: Any, workbench: Any, *, resuming: bool) -> dict[str, Any] | None:
+    """One cheap call before anything is written (harness/model_check.py); a model that
+    does not answer is a usage error. The call goes through a client of its own, without
+    the response cache and with at most CHECK_RETRIES retries, so that a server that is
+    not running is told in a second or two. On Ray (no model opened here) an API model
+    is checked the same way; a local model is opened, and proves itself, on each node."""
+    from harness.model_check import CHECK_RETRIES, ModelCheckFailed, check_model, needs_check
+    from harness.models import ModelConfigError, open_model
+    from harness.units import model_settings
+
+    if model is not None and not needs_check(model):
+        return None
+    if model is None and config.model.split(":", 1)[0] not in ("anthropic", "openai"):
+        return None
+    probe_config = config.replace(cache=False, max_retries=min(config.max_retries, CHECK_RETRIES))
+    try:
+        probe = open_model(config.model, model_settings(probe_config))
+    except ModelConfigError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        found = check_model(probe, temperature=config.temperature, resuming=resuming)
+    except ModelCheckFailed as exc:
+        if workbench is not None:
+            workbench.close()
+        raise UsageError(str(exc)) from None
+    finally:
+        probe.close()
+    print(f"model: {config.model} answered a check call in {found['seconds']:.1f} s (as {found['model']})",
+          file=sys.stderr)
+    return found
+
+
 def _open_view(run_dir: Path) -> Any:
     """`harness view` in a thread of this process, over the run's results folder."""
     from harness.view import DEFAULT_PORT, ViewServer
@@ -297,6 +338,36 @@ def _open_view(run_dir: Path) -> Any:
     return server
 
 
+def _causes(run_dir: Path, failed: dict[str, int]) -> dict[str, str]:
+    """The first error text of each kind among this session's errors.jsonl lines (the
+    last ones: the session appended them), cut to one short line."""
+    from harness.rundata import read_errors
+
+    rows = read_errors(run_dir / "errors.jsonl")[-sum(failed.values()):] if failed else []
+    causes: dict[str, str] = {}
+    for row in rows:
+        text = " ".join(str(row.get("error") or "").split())
+        causes.setdefault(str(row.get("kind")), text if len(text) <= 300 else text[:297] + "...")
+    return causes
+
+
+def _failure_line(result: Any, failed: dict[str, int], scored: bool) -> str:
+    causes = _causes(result.run_dir, failed)
+    parts = []
+    for kind, what in (("model_error", "by a model error that outlived its retries"),
+                       ("unit_exception", f"by an unexpected exception (tracebacks in {result.run_dir / 'error.log'})")):
+        if failed.get(kind):
+            cause = f": {terminal_safe(causes[kind])}" if causes.get(kind) else ""
+            parts.append(f"{failed[kind]} {what}{cause}")
+    resume = f"python -m harness run --resume {result.run_dir}"
+    if not scored:
+        return (f"error: no attempt finished: {sum(failed.values())} stopped, {'; '.join(parts)}. No trial was "
+                f"recorded, so nothing is scored and there is no report. Once the cause is fixed, resume with: {resume}")
+    return (f"error: {sum(failed.values())} attempt(s) did not finish: {'; '.join(parts)}. They are listed in "
+            f"{result.run_dir / 'errors.jsonl'}, are not scored, and their finished trials are kept. "
+            f"Retry them with: {resume}")
+
+
 def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> int:
     from harness.rundata import numbers
     from harness.summary import format_summary
@@ -308,12 +379,26 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
     # The run's numbers, computed once with the session's end recorded: summary.json,
     # the report and the table below all show them.
     summary = numbers.end_session(result.run_dir, exit_code=1 if failed else 0, timings=timings)
+    if not records:  # every attempt stopped before its first trial: nothing to report, say why
+        print(_failure_line(result, failed, scored=False) if failed else
+              f"error: the run recorded no trial; its folder is {result.run_dir}", file=sys.stderr)
+        return 1
     report_path = None
+    report_error = None
     if config.report:
         from harness.report import write_report
 
         t = time.perf_counter()
-        report_path = write_report(result.run_dir, doc=summary)
+        try:
+            report_path = write_report(result.run_dir, doc=summary)
+        except Exception as exc:  # noqa: BLE001 - the results are saved; the report can be rebuilt
+            log = result.run_dir / "error.log"
+            with log.open("a", encoding="utf-8", errors="backslashreplace") as fh:
+                fh.write(f"--- the report could not be written\n{traceback.format_exc()}\n")
+            report_error = (f"error: the report could not be written ({type(exc).__name__}: "
+                            f"{terminal_safe(' '.join(str(exc).split()))[:300]}; traceback in {log}). The results are "
+                            f"saved; rebuild it with: python -m harness report {result.run_dir}")
+            summary = numbers.end_session(result.run_dir, exit_code=1, timings=timings)
         timings["report_s"] = round(time.perf_counter() - t, 3)
     print(format_summary(summary))
     print(
@@ -323,15 +408,9 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
     print(f"run folder: {result.run_dir}")
     if report_path is not None:
         print(f"report: {report_path}")
+    if report_error is not None:
+        print(report_error, file=sys.stderr)
     if failed:
-        parts = [f"{n} by a model error that outlived its retries" for n in [failed.get("model_error", 0)] if n]
-        parts += [f"{n} by an unexpected exception (tracebacks in {result.run_dir / 'error.log'})"
-                  for n in [failed.get("unit_exception", 0)] if n]
-        print(
-            f"error: {sum(failed.values())} attempt(s) did not finish: {'; '.join(parts)}. They are listed in "
-            f"{result.run_dir / 'errors.jsonl'}, are not scored, and their finished trials are kept. "
-            f"Retry them with: python -m harness run --resume {result.run_dir}",
-            file=sys.stderr,
-        )
+        print(_failure_line(result, failed, scored=True), file=sys.stderr)
         return 1
-    return 0
+    return 1 if report_error is not None else 0

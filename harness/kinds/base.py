@@ -88,6 +88,7 @@ class TaskKind(ABC):
     name: ClassVar[str]
     suffix: ClassVar[str]  # template names: `<role><suffix>` (actor_task -> actor_task_io)
     description: ClassVar[str]  # one line, for `harness tasks show`
+    whole_program: ClassVar[bool] = False  # the answer is a whole program (stdin in, stdout out), not a function
 
     def template(self, role: str) -> str:
         return role + self.suffix

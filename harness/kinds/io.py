@@ -15,6 +15,7 @@ class IoKind(TaskKind):
     name = "io"
     suffix = "_io"
     description = "a whole program: stdin in, stdout compared"
+    whole_program = True
 
     def extract(self, text: str, task: "Task") -> str:
         from harness.extract import extract_program

@@ -36,8 +36,10 @@ class Message:
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise ValueError(f"message role {self.role!r} is not one of {', '.join(ROLES)}")
-        if not isinstance(self.tool_calls, tuple):
-            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        if not isinstance(self.tool_calls, tuple) or any(isinstance(c, dict) for c in self.tool_calls):
+            # (a record's events hold calls as {id, name, arguments})
+            calls = tuple(ToolCall(**c) if isinstance(c, dict) else c for c in self.tool_calls)
+            object.__setattr__(self, "tool_calls", calls)
         if self.tool_calls and self.role != "assistant":
             raise ValueError(f"a {self.role} message cannot carry tool calls (only an assistant message)")
         if self.role == "tool" and not self.tool_call_id:
@@ -203,6 +205,13 @@ class ModelError(RuntimeError):
         super().__init__(message)
         self.retries: tuple[Retry, ...] = tuple(Retry(*r) for r in retries)
         self.status = status
+
+    def __reduce__(self) -> Any:  # pickled whole (Ray sends errors between processes)
+        return (_model_error, (str(self), self.retries, self.status))
+
+
+def _model_error(message: str, retries: tuple[Retry, ...], status: str | None) -> ModelError:
+    return ModelError(message, retries=retries, status=status)
 
 
 class ModelConfigError(ValueError):

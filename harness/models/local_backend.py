@@ -21,7 +21,8 @@ says so (`batch_dependent`), its identity (what the response cache keys on) says
 Tool calls: the request carries OpenAI-style `tools` / `tool_choice`, and the engine's
 server, with its Jinja templates on, renders them with the GGUF's chat template and
 parses the model's calls back into OpenAI-style `tool_calls` (for Qwen2.5-Coder
-through its Hermes-2-Pro handler). Whether a model calls tools better natively or with
+through its Hermes-2-Pro handler). A GGUF whose chat template has no tools section
+(SmolLM2's) declares no native tool calls: the text protocol serves it. Whether a model calls tools better natively or with
 the text protocol is measured per model (bench/tool_protocol.py): the catalogue's
 `tool_protocol` is what `tool_protocol = "auto"` picks for it.
 """
@@ -134,13 +135,22 @@ class LocalModel(ChatModel):
         trained = context_length(meta)
         self.n_ctx = min(settings.n_ctx, trained) if trained else settings.n_ctx  # per slot
         self.engine_version = engine_version()
+        # Native tool calls need a chat template that renders the tools (Qwen's does;
+        # SmolLM2's has no such section, and the engine then drops the tools unseen).
+        template_tools = "tools" in str(meta.get("tokenizer.chat_template"))
+        if settings.tool_protocol == "native" and not template_tools:
+            raise ModelConfigError(  # said before the engine loads, not after
+                f"{spec}: this model has no native tool calls (its GGUF chat template renders no tools); "
+                f'use tool_protocol = "text" (or "auto")'
+            )
         self.capabilities = Capabilities(
-            tools=True, seeds=True, streaming=False, prompt_cache=self.prompt_cache, remote_api=False,
+            tools=template_tools, seeds=True, streaming=False, prompt_cache=self.prompt_cache, remote_api=False,
             context_tokens=self.n_ctx,
         )
         # The catalogue's measured choice for this file (by its sha256), whatever name opened it.
         known = next((m for m in catalogue().values() if m.sha256 == self.sha256), None)
-        self._tool_protocol = known.tool_protocol if known is not None and known.tool_protocol else "native"
+        measured = known.tool_protocol if known is not None else None
+        self._tool_protocol = "text" if not template_tools else (measured or "native")
         started = time.monotonic()
         self._server, self._socket_dir = _start(path, self, spec)
         # The socket's folder goes with the model, closed or not (at the latest when
@@ -154,6 +164,7 @@ class LocalModel(ChatModel):
         )
         log.info(self.concurrency_note)
         self._closed = False
+        self._served = False  # a call has been answered: the engine's loop is running
         self._in_flight = 0
         self._idle = threading.Condition()
 
@@ -221,6 +232,8 @@ class LocalModel(ChatModel):
             out = server.handle_chat_completions(request)
         except Exception as exc:  # the binding's own errors (bad JSON and the like)
             raise ModelError(f"{self.spec}: {type(exc).__name__}: {exc}") from exc
+        else:
+            self._served = True
         finally:
             with self._idle:
                 self._in_flight -= 1
@@ -273,6 +286,14 @@ class LocalModel(ChatModel):
             while self._in_flight:  # never free the model under a running call
                 self._idle.wait()
             server, self._server = self._server, None
+        if not self._served:
+            # Freed before its loop has started, the engine never returns (measured: a
+            # model opened and closed at once hung in its destructor); one token makes
+            # sure the loop runs.
+            try:
+                server.handle_completions({"prompt": " ", "n_predict": 1, "max_tokens": 1})
+            except Exception as exc:  # closing goes on; the probe only waits
+                log.debug("%s: engine probe before close: %s", self.spec, exc)
         del server  # the last reference: the engine stops its loop and frees the model
         self._remove_socket_dir()
 

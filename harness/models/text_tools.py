@@ -319,7 +319,8 @@ def with_tool_protocol(model: ChatModel, setting: str) -> ChatModel:
     if chosen == "native":
         if not model.capabilities.tools:
             raise ModelConfigError(
-                f"{model.spec}: this backend has no native tool calls; use tool_protocol = \"text\" (or \"auto\")"
+                f"{model.spec}: this model has no native tool calls (a local model's: its GGUF chat template "
+                f"renders no tools); use tool_protocol = \"text\" (or \"auto\")"
             )
         return model
     return TextToolModel(model)

@@ -48,6 +48,15 @@ def inline(svg: str) -> str:
     return re.sub(r'<svg([^>]*?)\swidth="[^"]*"\s+height="[^"]*"', r'<svg\1 width="100%"', body, count=1)
 
 
+def _numeric(table: pd.DataFrame, columns: tuple[str, ...], needed: str) -> pd.DataFrame:
+    """`table` with `columns` as floats (None: NaN) and the rows without `needed` left
+    out: a strategy that scored no task yet has nothing to draw."""
+    if table.empty:
+        return table
+    table = table.assign(**{c: pd.to_numeric(table[c], errors="coerce") for c in columns if c in table.columns})
+    return table[table[needed].notna()] if needed in table.columns else table
+
+
 def pass1_by_trial_svg(table: pd.DataFrame, salt: str = "") -> str:
     """pass@1 against trial for iterating strategies, with 95% CI bands; the
     baseline's pass@1 as a dashed reference line."""
@@ -55,10 +64,12 @@ def pass1_by_trial_svg(table: pd.DataFrame, salt: str = "") -> str:
     ax = fig.add_subplot()
     if "run" not in table.columns:
         table = table.assign(run="")
+    top = int(pd.to_numeric(table["trial"], errors="coerce").max()) if not table.empty and \
+        pd.to_numeric(table["trial"], errors="coerce").notna().any() else 1
+    table = _numeric(table, ("trial", "pass", "ci_low", "ci_high"), "pass")
     runs = list(dict.fromkeys(table["run"])) if not table.empty else []
     strategies = list(dict.fromkeys(table["strategy"])) if not table.empty else []
     many = len(runs) > 1
-    top = int(table["trial"].max()) if not table.empty else 1
     for (run, strategy), g in (table.groupby(["run", "strategy"], sort=False) if not table.empty else []):
         color, line, marker = _style(run, strategy, runs, strategies)
         label = _label(run, strategy, many)
@@ -77,7 +88,10 @@ def pass1_by_trial_svg(table: pd.DataFrame, salt: str = "") -> str:
     ax.set_ylim(-0.02, 1.02)
     ax.set_xticks(range(1, top + 1))
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="lower right", fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "no task scored yet", ha="center", va="center", transform=ax.transAxes, color="#888888")
     ax.set_title("pass@1 by trial (bands: 95% bootstrap CI over tasks)", fontsize=10)
     return svg(fig, f"pass1-by-trial{salt}")
 
@@ -88,6 +102,7 @@ def compute_svg(curve: pd.DataFrame, salt: str = "") -> str:
     axes = fig.subplots(1, 2)
     if "run" not in curve.columns:
         curve = curve.assign(run="")
+    curve = _numeric(curve, ("calls", "tokens", "pass"), "pass")
     runs = list(dict.fromkeys(curve["run"])) if not curve.empty else []
     strategies = list(dict.fromkeys(curve["strategy"])) if not curve.empty else []
     many = len(runs) > 1
@@ -108,6 +123,10 @@ def compute_svg(curve: pd.DataFrame, salt: str = "") -> str:
         ax.set_ylabel("pass rate (hidden tests)")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
-    axes[0].legend(loc="lower right", fontsize=7)
+    if axes[0].get_legend_handles_labels()[0]:
+        axes[0].legend(loc="lower right", fontsize=7)
+    else:
+        for ax in axes:
+            ax.text(0.5, 0.5, "no task scored yet", ha="center", va="center", transform=ax.transAxes, color="#888888")
     fig.suptitle("Pass rate against compute: one point per trial budget t (or baseline samples k)", fontsize=10)
     return svg(fig, f"compute{salt}")

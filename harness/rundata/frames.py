@@ -155,7 +155,8 @@ def equal_footing(attempts: pd.DataFrame, strategies: Sequence[str], samples: in
 
 def strategies_of(config: dict[str, Any], trials: pd.DataFrame) -> list[str]:
     """The configured strategies in their configured order, then any others seen."""
-    listed = [str(s) for s in config.get("strategies") or []]
+    raw = config.get("strategies")
+    listed = [s for s in raw if isinstance(s, str)] if isinstance(raw, list) else []
     seen = list(dict.fromkeys(trials["strategy"])) if not trials.empty else []
     return list(dict.fromkeys([*listed, *seen]))
 
@@ -164,8 +165,8 @@ def task_ids_of(header: dict[str, Any], trials: pd.DataFrame) -> list[str]:
     """The run's task list: run.json's task_ids, or every task with a trial record."""
     tasks = header.get("tasks") if isinstance(header.get("tasks"), dict) else {}
     listed = tasks.get("task_ids")
-    if listed:
-        return [str(t) for t in listed]
+    if isinstance(listed, list) and listed:
+        return list(dict.fromkeys(str(t) for t in listed))
     return sorted({str(t) for t in trials["task_id"]}) if not trials.empty else []
 
 
@@ -211,18 +212,24 @@ class Frames:
         return cfg if isinstance(cfg, dict) else {}
 
 
+def _count(value: Any) -> int | None:
+    """A count run.json's config records (samples, trials, a k): an integer >= 1, else
+    None (a damaged or hand-edited header is read, never trusted to be well formed)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
 def prepare(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[str, Any]] = ()) -> Frames:
     """The one preparation: a run's header, its trial frame and errors.jsonl's lines."""
     config = header.get("config") if isinstance(header.get("config"), dict) else {}
     attempts = attempts_frame(trials)
     strategies = strategies_of(config, trials)
-    samples = int(config.get("samples") or 1)
-    ks = sorted({1, *(int(k) for k in (config.get("k") or [1]) if int(k) <= samples)})
+    samples = _count(config.get("samples")) or 1
+    listed_ks = config.get("k") if isinstance(config.get("k"), list) else []
+    ks = sorted({1, *(k for k in map(_count, listed_ks) if k is not None and k <= samples)})
     task_ids = task_ids_of(header, trials)
     footing = equal_footing(attempts, strategies, samples, task_ids)
     shared = set(footing.shared)
-    budget = config.get("trials")
-    return Frames(header, trials, attempts, strategies, task_ids, samples, ks,
-                  int(budget) if budget is not None else None, footing,
+    budget = _count(config.get("trials"))
+    return Frames(header, trials, attempts, strategies, task_ids, samples, ks, budget, footing,
                   trials[trials["task_id"].isin(shared)], attempts[attempts["task_id"].isin(shared)],
                   tuple(errors), tuple(error_keys(errors)))

@@ -11,9 +11,11 @@ with the same meaning; fields may be added, never renamed or removed)::
     trial_record_schema,
     strategies: {name: {pass@<k>, pass@<k>_ci95, pass@1_by_trial, pass@1_by_trial_ci95,
         model_calls, cached_calls, input_tokens, output_tokens, tokens, cost_usd,
-        cached_cost_usd, errors, summed_s (= wall_s: trial time summed over workers),
-        calls_per_attempt, tasks_scored, tasks_completed, attempts, incomplete_attempts,
-        no_tests}},
+        cached_cost_usd, errors (trials whose answer held no usable code: unusable
+        answers), model_errors and unit_errors (attempts errors.jsonl says a model error,
+        or an unexpected exception, stopped), summed_s (= wall_s: trial time summed over
+        workers), calls_per_attempt, tasks_scored, tasks_completed, attempts,
+        incomplete_attempts, no_tests}},
     paired: [{a, b, diff, ci_low, ci_high, p_value, fixed, broken, both, neither, pairs,
         tasks, excluded, calls_ratio, tokens_ratio}],
     answer: [the answer line, one per pair], caveats: [{key, level, text}],
@@ -129,6 +131,12 @@ def _strategy(f: Frames, s: str, spend: pd.Series, no_tests: dict[str, int]) -> 
     entry["tasks_scored"] = int(att["task_id"].nunique())
     entry["tasks_completed"] = len(fr.complete_tasks(f.attempts, s, f.samples))
     entry["no_tests"] = no_tests.get(s, 0)
+    # Attempts a harness error stopped (errors.jsonl, one line each; a resumed session
+    # may have finished them since): by a model error that outlived its retries, or by
+    # an unexpected exception. `errors` above counts something else: unusable answers.
+    kinds = [e.get("kind") for e in f.errors if isinstance(e, dict) and e.get("strategy") == s]
+    entry["model_errors"] = kinds.count("model_error")
+    entry["unit_errors"] = kinds.count("unit_exception")
     return entry
 
 
@@ -286,7 +294,8 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
              for a, b in metrics.default_pairs(f.strategies)]
     tasks_info = header.get("tasks") if isinstance(header.get("tasks"), dict) else {}
     n_tasks = tasks_info.get("count")
-    n_tasks = int(n_tasks) if n_tasks is not None else len(f.task_ids)
+    n_tasks = n_tasks if isinstance(n_tasks, int) and not isinstance(n_tasks, bool) and n_tasks >= 0 \
+        else len(f.task_ids)
     resumes = _resumes(header)
     n_records = int(len(trials))
     status = _status(f, live=live, session=session, n_records=n_records, resumes=resumes, run_dir=run_dir)
@@ -297,7 +306,7 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
     summed = round(float(trials["wall_s"].sum()), 3) if n_records else 0.0
     sessions = 1 + resumes
     incomplete = {s: e["incomplete_attempts"] for s, e in strategies.items() if e["incomplete_attempts"]}
-    model_errors = {s: e["errors"] for s, e in strategies.items() if e["errors"]}
+    unusable = {s: e["errors"] for s, e in strategies.items() if e["errors"]}
     by_kind = _by_kind(f)
     by_trial = metrics.pass1_by_trial_table(f.shared_trials, f.strategies, f.budget)
     curve = pd.concat([metrics.compute_curve(f.shared_trials, f.shared_attempts, s, f.budget)
@@ -337,7 +346,7 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
     doc["caveats"] = wording.caveats(
         oracle=doc["oracle_feedback"], pairs=pairs, shared=len(f.footing.shared), excluded=f.footing.excluded,
         n_tasks=len(f.task_ids), samples=f.samples, incomplete=incomplete, no_tests=no_tests,
-        model_errors=model_errors, errors_open=status["errors_open"], errors_redone=status["errors_redone"],
+        unusable=unusable, errors_open=status["errors_open"], errors_redone=status["errors_redone"],
         error_log=error_log, resumes=resumes, bad_lines=bad_lines, resume_command=resume_command(run_dir))
     if by_kind:
         doc["by_kind"] = by_kind

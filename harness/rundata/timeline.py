@@ -83,6 +83,9 @@ class Step:
         """Whatever counts the loop recorded (kept, dropped_unparseable, ...), as they are."""
         if not self.testgen:
             return ""
+        if self.testgen.get("from_public_examples"):
+            return (f"internal tests: the task's public examples ({self.testgen.get('kept', 0)}); "
+                    "the test writer was not called")
         counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(self.testgen.items()) if k != "raw_output")
         return f"test writer: {counts}" if counts else "test writer"
 
@@ -167,9 +170,10 @@ def _step(rec: TrialRecord, prev: TrialRecord | None, checked: dict[str, str] | 
     talk = conversation(rec.events)
     before = prev.code if prev is not None else None
     lesson = rec.lesson or None
+    written = rec.lessons[-1] if rec.lessons else None
     if lesson and schema >= 2:
-        about = rec.trial - 1 if rec.trial > 1 else None
-        label = f"Lesson written at the start of this trial, about trial {rec.trial - 1}:"
+        about = written.about_trial if written is not None else (rec.trial - 1 if rec.trial > 1 else None)
+        label = f"Lesson written at the start of this trial, about trial {about}:"
     else:
         about = rec.trial if lesson else None
         label = "Lesson written after this trial:"

@@ -140,7 +140,7 @@ def per_strategy(counts: dict[str, int]) -> str:
 
 
 def caveats(*, oracle: bool, pairs: Sequence[dict[str, Any]], shared: int, excluded: Sequence[str], n_tasks: int,
-            samples: int, incomplete: dict[str, int], no_tests: dict[str, int], model_errors: dict[str, int],
+            samples: int, incomplete: dict[str, int], no_tests: dict[str, int], unusable: dict[str, int],
             errors_open: dict[str, int], errors_redone: int, error_log: str | None, resumes: int, bad_lines: int,
             resume_command: str) -> list[dict[str, str]]:
     """What a reader must know before believing the answer, most serious first."""
@@ -167,9 +167,9 @@ def caveats(*, oracle: bool, pairs: Sequence[dict[str, Any]], shared: int, exclu
         out.append(caveat("no_tests", "warn", f"{count(sum(no_tests.values()), 'compared attempt')} where the test "
                           f"writer kept no usable test ({per_strategy(no_tests)}): nothing checked those "
                           "implementations before they were submitted."))
-    if model_errors:
-        out.append(caveat("model_errors", "warn", f"{count(sum(model_errors.values()), 'trial')} with a model error "
-                          f"or an answer without usable code ({per_strategy(model_errors)})."))
+    if unusable:
+        out.append(caveat("unusable_answers", "warn", f"{count(sum(unusable.values()), 'trial')} whose answer held "
+                          f"no usable code ({per_strategy(unusable)}): scored as the failures they are."))
     if errors_open:
         kinds = ", ".join(f"{k.replace('_', ' ')}: {n}" for k, n in sorted(errors_open.items()))
         out.append(caveat("errors", "warn", f"{count(sum(errors_open.values()), 'harness error')} in errors.jsonl "

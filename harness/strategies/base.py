@@ -77,21 +77,25 @@ class Strategy(ABC):
 
     def option(self, ctx: "AttemptContext", key: str) -> Any:
         given = ctx.settings.options(self.traits.name)
-        return convert_option(self.options[key], given[key]) if key in given else self.options[key]
+        return self.convert_option(key, given[key]) if key in given else self.options[key]
 
-
-def convert_option(default: Any, value: Any) -> Any:
-    """`value` (text from the command line, or a config file's value) as the type of the
-    option's default; ValueError when it is not one."""
-    if isinstance(default, bool):
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return True
-        if text in ("0", "false", "no", "off"):
-            return False
-        raise ValueError(f"expected true or false, got {value!r}")
-    if isinstance(default, int) and isinstance(value, float) and not value.is_integer():
-        raise ValueError(f"expected an integer, got {value!r}")
-    return type(default)(value)
+    @classmethod
+    def convert_option(cls, key: str, value: Any) -> Any:
+        """A given option's value as its default's type; ValueError when it is not one.
+        A strategy with bounds on its options overrides this (and calls it)."""
+        default = cls.options[key]
+        if isinstance(default, bool):
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(f"{cls.traits.name}.{key} must be true or false, got {value!r}")
+        if isinstance(default, int) and isinstance(value, float) and not value.is_integer():
+            raise ValueError(f"{cls.traits.name}.{key} must be an integer, got {value!r}")
+        try:
+            return type(default)(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{cls.traits.name}.{key} must be {type(default).__name__}, got {value!r}") from None

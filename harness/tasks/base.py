@@ -173,17 +173,16 @@ def parse_json(text: str, *, unique_keys: bool = False) -> Any:
         raise JsonError(f"not readable JSON ({str(exc).split(':')[0]})") from None
 
 
-def decode_lines(data: bytes, file: Any) -> list[str]:
-    """A task file's lines: UTF-8, a leading byte-order mark dropped (editors on Windows
-    write one), CRLF or LF endings. Bytes that are not UTF-8 are a TaskError naming the line."""
+def decode_line(raw: bytes, file: Any, number: int) -> str:
+    """Line `number` of a task file as text: UTF-8, a leading byte-order mark dropped from
+    the first line (editors on Windows write one), its LF or CRLF ending cut. Bytes that
+    are not UTF-8 are a TaskError naming the line and the byte."""
     try:
-        text = data.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
     except UnicodeDecodeError as exc:
-        start = exc.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)
-        line = data.count(b"\n", 0, start) + 1
-        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
-        raise TaskError(f"{file}:{line}: not UTF-8 text (byte 0x{data[start]:02x} at byte {column} of the line)") from None
-    return text.split("\n")
+        start = exc.start + (3 if number == 1 and raw.startswith(b"\xef\xbb\xbf") else 0)
+        raise TaskError(f"{file}:{number}: not UTF-8 text (byte 0x{raw[start]:02x} at byte {start + 1} of the line)") from None
+    return text[:-1] if text.endswith("\n") else text
 
 
 def _unencodable(text: str) -> bool:

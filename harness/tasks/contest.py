@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from harness.tasks.base import IoTest, JsonError, Task, TaskError, TaskSet, parse_json, text_problems
+from harness.tasks.rows import FieldError, Limits, default_limits, kind, size_text
 
 WITH_EXAMPLE = "with-example"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -85,7 +86,11 @@ class SourceOptions:
             raise TaskError(f"{source}:{arg}: expected one split of {', '.join(splits)}, got {', '.join(self.words)}")
         return split
 
-    def keeps(self, *, day: date | None, difficulty: str | None = None, platform: str | None = None) -> bool:
+    def keeps(self, *, day: date | None, difficulty: Any = None, platform: Any = None) -> bool:
+        """Does a problem pass the filters? `difficulty` and `platform` as the row holds
+        them (a value that is no string matches no filter)."""
+        difficulty = difficulty if isinstance(difficulty, str) else None
+        platform = platform if isinstance(platform, str) else None
         if (self.after or self.before) and day is None:
             return False  # an undated problem cannot be shown to be after a cutoff
         if self.after and not day > self.after:
@@ -131,10 +136,16 @@ def dataset_folder(folder: str, cache_entry: str) -> Path:
     return path
 
 
-def jsonl_rows(file: Path):
-    """(line number, object) for each non-blank line; BadRow for a line that is not one."""
+def jsonl_rows(file: Path, limits: Limits | None = None):
+    """(line number, object) for each non-blank line; BadRow for a line that is not one,
+    or longer than a row may be (a line is read whole before it is parsed)."""
+    limits = limits or default_limits()
     with file.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+        number = 0
+        while raw := handle.readline(limits.per_row + 1):
+            number += 1
+            if len(raw) > limits.per_row:
+                raise bad_row(file, number, f"the line is longer than {size_text(limits.per_row)}, the limit per row")
             try:
                 line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as exc:
@@ -156,7 +167,13 @@ def collect(rows, keeps, make, key_name: str) -> list[Task]:
     tasks: list[Task] = []
     seen: set[str] = set()
     for file, number, row in rows:
-        if not keeps(file, number, row):
+        try:
+            kept = keeps(file, number, row)
+        except BadRow:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a filter reading a field of the wrong type
+            raise bad_row(file, number, f"a field the filters read is unreadable ({type(exc).__name__}: {exc})") from None
+        if not kept:
             continue
         task = make(row, file, number)
         if found := text_problems(task):
@@ -183,20 +200,21 @@ def row_id(value: Any, field: str) -> str:
         return str(value)
     if not isinstance(value, str) or not value.strip():
         shown = "missing" if value is None else f"a {type(value).__name__}"
-        raise ValueError(f"field {field!r}: expected a non-empty string or an integer, got {shown}")
+        raise FieldError(field, f"expected a non-empty string or an integer, got {shown}")
     return value
 
 
 def io_tests(pairs: Iterable[tuple[Any, Any]], what: str) -> tuple[IoTest, ...]:
-    """(input, output) pairs -> IoTests; a list of lines is joined with newlines (APPS)."""
+    """(input, output) pairs -> IoTests; a list of lines is joined with newlines (APPS).
+    FieldError naming `what[i]` for anything else."""
     out = []
     for i, (given, expected) in enumerate(pairs):
         given, expected = _joined(given), _joined(expected)
-        if not isinstance(given, str) or not isinstance(expected, str):
-            raise ValueError(f"{what}[{i}]: input and output must be strings, got "
-                             f"{type(given).__name__} and {type(expected).__name__}")
+        for side, value in (("input", given), ("output", expected)):
+            if not isinstance(value, str):
+                raise FieldError(f"{what}[{i}]", f"the {side} must be a string (or a list of lines), got {kind(value)}")
         if not expected.strip():
-            raise ValueError(f"{what}[{i}]: empty expected output (a program printing nothing would pass)")
+            raise FieldError(f"{what}[{i}]", "empty expected output (a program printing nothing would pass)")
         out.append(IoTest(given, expected))
     return tuple(out)
 
@@ -259,14 +277,6 @@ def unwrapped_outputs(outputs: Sequence[Any]) -> list[Any]:
     if outputs and all(isinstance(out, list) and len(out) == 1 for out in outputs):
         return [out[0] for out in outputs]
     return list(outputs)
-
-
-def json_lines(text: str, what: str) -> list[Any]:
-    """LiveCodeBench's functional input: one JSON value per line, one per argument."""
-    try:
-        return [parse_json(line) for line in text.split("\n") if line.strip()]
-    except JsonError as exc:
-        raise ValueError(f"{what}: not JSON lines: {exc}") from None
 
 
 # The imports LiveCodeBench's grader puts before every program (testing_util's

@@ -16,6 +16,7 @@ from harness.tasks.adapters import (
     REQUIRED_COLUMNS, Adapter, humaneval_task, mbpp_task, mbpp_task_with_example, mbppplus_task,
 )
 from harness.tasks.base import TaskError, TaskSet, require_clean_text
+from harness.tasks.rows import Limits, default_limits, size_text, strings_size
 
 # Datasets we know by name -> adapter. Anything else is matched by its columns.
 ADAPTERS: dict[str, Adapter] = {
@@ -123,7 +124,27 @@ def _load_rows(spec: HfSpec) -> tuple[list[dict[str, Any]], list[str]]:
         raise TaskError(f"{_offline_hint(spec)} ({exc})") from None
     except Exception as exc:  # datasets raises many kinds (missing config, bad files, hub errors)
         raise TaskError(f"could not load Hugging Face dataset {spec.describe()}: {type(exc).__name__}: {exc}") from None
-    return list(rows), list(rows.column_names)
+    return _bounded(rows, spec), list(rows.column_names)
+
+
+def _bounded(rows: Any, spec: HfSpec, limits: Limits | None = None) -> list[dict[str, Any]]:
+    """The rows as dicts, each at most `limits.per_row` of text and all together at most
+    `limits.per_set`: the dataset stays on disk (memory-mapped) until a row is taken."""
+    limits = limits or default_limits()
+    out: list[dict[str, Any]] = []
+    used = 0
+    for i, row in enumerate(rows):
+        size = strings_size(row)
+        if size > limits.per_row:
+            raise TaskError(f"{spec.dataset} row {i}: {size_text(size)} of text, over the limit of "
+                            f"{size_text(limits.per_row)} per row; the harness holds every task in memory")
+        used += size
+        if used > limits.per_set:
+            raise TaskError(f"{spec.dataset} row {i}: the rows so far hold {size_text(used)} of text, over the "
+                            f"limit of {size_text(limits.per_set)} per task set; the harness holds every task "
+                            "in memory (select fewer rows, e.g. a split slice like test[:100])")
+        out.append(row)
+    return out
 
 
 def _packaged_builders(datasets: Any) -> frozenset[str]:
@@ -156,12 +177,27 @@ def _adapter(spec: HfSpec, columns: Iterable[str]) -> Adapter:
     )
 
 
+def _adapted(adapter: Adapter, row: Any, where: str):
+    """`adapter(row, where)`; whatever a row holds, a problem is one TaskError naming it
+    (the adapters name the field; anything they did not foresee names the row)."""
+    if not isinstance(row, dict):
+        raise TaskError(f"{where}: expected a row of named columns, got {type(row).__name__}")
+    try:
+        return adapter(row, where)
+    except TaskError:
+        raise
+    except RecursionError:
+        raise TaskError(f"{where}: a field nests too deeply to read") from None
+    except Exception as exc:  # noqa: BLE001 - a dataset's row is data: one clear error, never a traceback
+        raise TaskError(f"{where}: unreadable ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})") from None
+
+
 def load_hf(
     spec: HfSpec, *, user_spec: str, name: str, adapter: Adapter | None = None, prompt_form: str = "as published"
 ) -> TaskSet:
     rows, columns = _load_rows(spec)
     adapter = adapter or _adapter(spec, columns)
-    tasks = tuple(require_clean_text(adapter(row, f"{spec.dataset} row {i}"), f"{spec.dataset} row {i}")
+    tasks = tuple(require_clean_text(_adapted(adapter, row, f"{spec.dataset} row {i}"), f"{spec.dataset} row {i}")
                   for i, row in enumerate(rows))
     if not tasks:
         raise TaskError(f"dataset {spec.describe()} holds no rows")

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.parsing import parse
+from harness.parsing import UNPARSEABLE, parse
 from harness.tasks.adapters import with_check_call
 from harness.tasks.base import (
-    COMPARE_RULES, KINDS, IoTest, JsonError, Task, TaskError, TaskSet, decode_lines, parse_json, text_problems,
+    COMPARE_RULES, KINDS, IoTest, JsonError, Task, TaskError, TaskSet, decode_line, parse_json, text_problems,
 )
+from harness.tasks.rows import default_limits, size_text
 
 REQUIRED_FIELDS = ("task_id", "prompt", "entry_point", "tests")
 OPTIONAL_FIELDS = ("canonical_solution", "tags", "timeout_s", "meta", "kind", "compare", "public_tests")
@@ -42,9 +43,10 @@ class _Problem:
 
 
 def _parses(code: str) -> str | None:
-    """None if `code` is valid Python, else why not."""
+    """None if `code` compiles (compile() of the text only; nothing runs), else why not.
+    Compiling finds what parsing alone does not (`return` outside a function)."""
     try:
-        parse(code)
+        compile(code, "<task file>", "exec", dont_inherit=True)
     except SyntaxError as exc:
         return f"not valid Python ({exc.msg}, at its line {exc.lineno})"
     except (RecursionError, MemoryError):
@@ -208,7 +210,12 @@ class _LineChecker:
         if (why := _parses(value)) is not None:
             self.fail("canonical_solution", why)
             return None
-        if entry_point and entry_point not in _top_level_names(value):
+        try:
+            names = _top_level_names(value)
+        except UNPARSEABLE:  # compiles, but too deep for the ast module's own objects
+            self.fail("canonical_solution", "not valid Python (nested too deeply to parse)")
+            return None
+        if entry_point and entry_point not in names:
             self.fail("canonical_solution", f"does not define the entry point {entry_point!r} at top level")
         return value
 
@@ -238,6 +245,28 @@ def _files(path: Path) -> list[Path]:
     raise TaskError(f"{path}: no such file or folder (expected a .jsonl task file or a folder of them)")
 
 
+def _lines(file: Path, budget: list[int]):
+    """(number, text) of each line of a task file, read one line at a time: a line longer
+    than a row may be, or a file past what the task set has left, is a TaskError."""
+    limits = default_limits()
+    try:
+        with file.open("rb") as handle:
+            number = 0
+            while raw := handle.readline(limits.per_row + 1):
+                number += 1
+                if len(raw) > limits.per_row:
+                    raise TaskError(f"{file}:{number}: the line is longer than {size_text(limits.per_row)}, "
+                                    "the limit per row (one task a line)")
+                budget[0] -= len(raw)
+                if budget[0] < 0:
+                    raise TaskError(f"{file}:{number}: the task files pass {size_text(limits.per_set)}, the limit "
+                                    "per task set; the harness holds every task in memory")
+                line = decode_line(raw, file, number)
+                yield number, line[:-1] if line.endswith("\r") else line
+    except OSError as exc:
+        raise TaskError(f"{file}: cannot read ({exc})") from None
+
+
 def read_task_files(path: Path) -> tuple[Task, ...]:
     """All tasks of a .jsonl file or of every .jsonl file in a folder (sorted by name).
 
@@ -247,12 +276,9 @@ def read_task_files(path: Path) -> tuple[Task, ...]:
     problems: list[_Problem] = []
     tasks: list[Task] = []
     first_seen: dict[str, str] = {}
+    budget = [default_limits().per_set]  # bytes the task set may still read
     for file in _files(path):
-        try:
-            lines = decode_lines(file.read_bytes(), file)
-        except OSError as exc:
-            raise TaskError(f"{file}: cannot read ({exc})") from None
-        for number, line in enumerate(lines, start=1):
+        for number, line in _lines(file, budget):
             if not line.strip():
                 continue
             checker = _LineChecker(file, number, problems)

@@ -20,12 +20,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.tasks.base import JsonError, Task, TaskError, TaskSet, parse_json
+from harness.tasks.base import IoTest, JsonError, Task, TaskError, TaskSet, parse_json
 from harness.tasks.contest import (
-    LCB_PREAMBLE, SourceOptions, bad_row, call_asserts, collect, contest_task_set, dataset_folder, io_tests,
-    json_lines, jsonl_rows, parse_date, row_id,
+    LCB_PREAMBLE, SourceOptions, bad_row, call_asserts, collect, contest_task_set, dataset_folder, jsonl_rows,
+    parse_date, row_id,
 )
-from harness.tasks.safe_pickle import UnsafePickle, decode_compressed
+from harness.tasks.rows import Budget, FieldError, RowReader, build_row, compiled, kind, method_name
+from harness.tasks.safe_pickle import TooLarge, UnsafePickle, decode_compressed
 
 DATASET_DIR = "datasets--livecodebench--code_generation_lite"
 OPTIONS = ("after", "before", "difficulty", "platform")
@@ -75,99 +76,139 @@ def release_files(folder: Path, release: str) -> list[Path]:
     return [present[n] for n in wanted]
 
 
-def decode_tests(value: Any, what: str) -> list[dict[str, Any]]:
-    """A test-case field: a JSON list as text, or (private tests) base64-zlib-pickle of one."""
+def decode_tests(value: Any, what: str, budget: Budget | None = None) -> list[dict[str, Any]]:
+    """A test-case field: a JSON list as text, or (private tests) base64-zlib-pickle of
+    one; decoded within the budget's room. FieldError naming the field otherwise."""
+    budget = budget or Budget()
     if isinstance(value, list):
-        return value
-    if not isinstance(value, str):
-        raise ValueError(f"{what}: expected a JSON string, got {type(value).__name__}")
-    text = value.strip()
-    if not text.startswith("["):
+        cases = value
+    else:
+        if not isinstance(value, str):
+            raise FieldError(what, f"expected a JSON list of test cases as a string, got {kind(value)}")
+        text = value.strip()
+        if not text.startswith(("[", "{")):  # JSON as it stands; anything else is the compressed form
+            try:
+                text = decode_compressed(text, budget.room())
+            except TooLarge:
+                raise budget.over(what) from None
+            except UnsafePickle as exc:
+                raise FieldError(what, f"neither JSON nor LiveCodeBench's compressed form: {exc}") from None
+        budget.spend(what, len(text))
         try:
-            text = decode_compressed(text)
-        except UnsafePickle as exc:
-            raise ValueError(f"{what}: neither JSON nor LiveCodeBench's compressed form: {exc}") from None
-    try:
-        cases = parse_json(text)
-    except JsonError as exc:
-        raise ValueError(f"{what}: {exc}") from None
-    if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
-        raise ValueError(f"{what}: expected a list of test cases")
+            cases = parse_json(text)
+        except JsonError as exc:
+            raise FieldError(what, str(exc)) from None
+    if not isinstance(cases, list):
+        raise FieldError(what, f"expected a list of test cases, got {kind(cases)}")
+    for i, case in enumerate(cases):
+        if not isinstance(case, dict):
+            raise FieldError(f"{what}[{i}]", f"expected a test case (an object with input, output and testtype), "
+                             f"got {kind(case)}")
+        for key in ("input", "output", "testtype"):
+            if not isinstance(case.get(key), str):
+                shown = "missing" if key not in case else kind(case[key])
+                raise FieldError(f"{what}[{i}].{key}", f"expected a string, got {shown}")
     return cases
 
 
-def _prompt(row: dict[str, Any]) -> str:
-    title = str(row.get("question_title") or "").strip()
-    body = str(row.get("question_content") or "").strip()
-    starter = str(row.get("starter_code") or "").rstrip()
+def _prompt(reader: RowReader) -> str:
+    title = (reader.text("question_title") or "").strip()
+    body = (reader.text("question_content", required=True, nonempty=True) or "").strip()
+    starter = (reader.text("starter_code") or "").rstrip()
     parts = [f"{title}\n\n{body}" if title else body]
     if starter:
         parts.append(f"Starter code:\n```python\n{starter}\n```")
     return "\n\n".join(parts) + "\n"
 
 
-def lcb_task(row: dict[str, Any], file: Path, number: int) -> Task:
-    """One row of code_generation_lite -> a Task; raises BadRow naming file and row."""
-    try:
-        return _lcb_task(row)
-    except (KeyError, ValueError, TypeError) as exc:
-        reason = f"field {exc.args[0]!r} missing" if isinstance(exc, KeyError) else str(exc)
-        raise bad_row(file, number, reason) from None
+def lcb_task(row: dict[str, Any], file: Path, number: int, budget: Budget | None = None) -> Task:
+    """One row of code_generation_lite -> a Task; raises BadRow naming file, row and field."""
+    return build_row(_lcb_task, row, budget or Budget(), lambda reason: bad_row(file, number, reason))
 
 
-def _lcb_task(row: dict[str, Any]) -> Task:
-    question_id = row_id(row["question_id"], "question_id")
-    public = decode_tests(row.get("public_test_cases", "[]"), "public_test_cases")
-    private = decode_tests(row.get("private_test_cases", "[]"), "private_test_cases")
-    cases = public + private
+def _lcb_task(reader: RowReader) -> Task:
+    question_id = row_id(reader.get("question_id"), "question_id")
+    public = decode_tests(reader.get("public_test_cases", "[]"), "public_test_cases", reader.budget)
+    private = decode_tests(reader.get("private_test_cases", "[]"), "private_test_cases", reader.budget)
+    cases = [(f"public_test_cases[{i}]", c) for i, c in enumerate(public)]
+    cases += [(f"private_test_cases[{i}]", c) for i, c in enumerate(private)]
     if not cases:
-        raise ValueError("no test cases (public_test_cases and private_test_cases are empty)")
-    kinds = {c.get("testtype") for c in cases}
+        raise FieldError("private_test_cases", "no test cases (public_test_cases and private_test_cases are empty)")
+    kinds = {c["testtype"] for _, c in cases}
     if len(kinds) != 1 or not kinds <= {"stdin", "functional"}:
-        raise ValueError(f"testtype {sorted(map(str, kinds))}: expected all stdin or all functional")
-    meta_field = row.get("metadata") or "{}"
-    try:
-        metadata = parse_json(meta_field) if isinstance(meta_field, str) else meta_field
-    except JsonError as exc:
-        raise ValueError(f"metadata: {exc}") from None
+        raise FieldError("testtype", f"{sorted(kinds)}: expected all stdin or all functional")
+    meta_field = reader.get("metadata") or "{}"
+    if isinstance(meta_field, str):
+        try:
+            metadata = parse_json(meta_field)
+        except JsonError as exc:
+            raise FieldError("metadata", str(exc)) from None
+    else:
+        metadata = meta_field
     if not isinstance(metadata, dict):
-        raise ValueError(f"metadata: expected a JSON object, got {type(metadata).__name__}")
+        raise FieldError("metadata", f"expected a JSON object, got {kind(metadata)}")
+    day = reader.get("contest_date")
+    if day is not None and not isinstance(day, str):
+        raise FieldError("contest_date", f"expected a date as a string, got {kind(day)}")
     meta = {
         "source": "livecodebench",
-        "platform": row.get("platform"),
-        "difficulty": row.get("difficulty"),
-        "contest_id": row.get("contest_id"),
-        "contest_date": str(row.get("contest_date") or "")[:10] or None,
-        "question_title": row.get("question_title"),
+        "platform": reader.scalar("platform"),
+        "difficulty": reader.scalar("difficulty"),
+        "contest_id": reader.scalar("contest_id"),
+        "contest_date": (day or "")[:10] or None,
+        "question_title": reader.text("question_title"),
     }
-    common = dict(task_id=f"lcb/{question_id}", prompt=_prompt(row), preamble=LCB_PREAMBLE)
+    common = dict(task_id=f"lcb/{question_id}", prompt=_prompt(reader), preamble=LCB_PREAMBLE)
     if kinds == {"stdin"}:
-        hidden = io_tests(((c["input"], c["output"]) for c in cases), "test_cases")
-        shown = io_tests(((c["input"], c["output"]) for c in public), "public_test_cases")
+        hidden = _io(cases, reader)
+        shown = _io(cases[:len(public)], reader)
         return Task(entry_point="", hidden_tests=hidden, kind="io", compare="lcb", public_tests=shown, meta=meta, **common)
-    func_name = metadata.get("func_name")
-    if not isinstance(func_name, str) or not func_name.isidentifier():
-        raise ValueError("functional tests but metadata has no func_name naming the Solution method")
+    func_name = method_name(metadata.get("func_name"), "metadata.func_name") if "func_name" in metadata else None
+    if func_name is None:
+        raise FieldError("metadata.func_name", "functional tests but metadata has no func_name naming the Solution method")
     call = f"Solution().{func_name}"
 
-    def asserts(items: list[dict[str, Any]], what: str) -> tuple[str, ...]:
-        return call_asserts(call, [
-            (json_lines(c["input"], f"{what} input"), _json(c["output"], f"{what} output")) for c in items
-        ])
+    def asserts(items: list[tuple[str, dict[str, Any]]]) -> tuple[str, ...]:
+        made = []
+        for name, case in items:
+            reader.current = name
+            args, expected = _json_lines(case["input"], f"{name}.input"), _json(case["output"], f"{name}.output")
+            try:
+                tests = call_asserts(call, [(args, expected)])
+            except ValueError as exc:  # a NaN or an infinity: no Python literal writes it
+                raise FieldError(name, str(exc)) from None
+            made.extend(compiled(tests, name))
+        return tuple(made)
 
     return Task(
-        entry_point="Solution", hidden_tests=asserts(cases, "test_cases"),
-        public_tests=asserts(public, "public_test_cases"), meta={**meta, "func_name": func_name}, **common,
+        entry_point="Solution", hidden_tests=asserts(cases),
+        public_tests=asserts(cases[:len(public)]), meta={**meta, "func_name": func_name}, **common,
     )
 
 
-def _json(text: Any, what: str) -> Any:
-    if not isinstance(text, str):
-        raise ValueError(f"{what}: expected JSON text, got {type(text).__name__}")
+def _io(cases: list[tuple[str, dict[str, Any]]], reader: RowReader) -> tuple[IoTest, ...]:
+    out = []
+    for name, case in cases:
+        reader.current = name
+        if not case["output"].strip():
+            raise FieldError(f"{name}.output", "empty expected output (a program printing nothing would pass)")
+        out.append(IoTest(case["input"], case["output"]))
+    return tuple(out)
+
+
+def _json_lines(text: str, what: str) -> list[Any]:
+    """LiveCodeBench's functional input: one JSON value per line, one per argument."""
+    try:
+        return [parse_json(line) for line in text.split("\n") if line.strip()]
+    except JsonError as exc:
+        raise FieldError(what, f"not JSON lines (one argument a line): {exc}") from None
+
+
+def _json(text: str, what: str) -> Any:
     try:
         return parse_json(text)
     except JsonError as exc:
-        raise ValueError(f"{what}: {exc}") from None
+        raise FieldError(what, str(exc)) from None
 
 
 class LiveCodeBenchSource:
@@ -182,14 +223,17 @@ class LiveCodeBenchSource:
         folder = _data_folder(options.folder)
         def keeps(file: Path, number: int, row: dict[str, Any]) -> bool:
             day = row.get("contest_date")
+            if day is not None and not isinstance(day, str):
+                raise bad_row(file, number, f"field 'contest_date': expected a date as a string, got {kind(day)}")
             try:
-                when = parse_date(str(day), "contest_date") if day else None
+                when = parse_date(day, "contest_date") if day else None
             except TaskError:
                 raise bad_row(file, number, f"contest_date {day!r} is not a date") from None
             return options.keeps(day=when, difficulty=row.get("difficulty"), platform=row.get("platform"))
 
+        budget = Budget()
         rows = ((file, number, row) for file in release_files(folder, release) for number, row in jsonl_rows(file))
-        tasks = collect(rows, keeps, lcb_task, "question_id")
+        tasks = collect(rows, keeps, lambda row, file, number: lcb_task(row, file, number, budget), "question_id")
         if not tasks:
             raise TaskError(f"livecodebench:{arg}: no problem in {folder} ({release}) passes the filters")
         return contest_task_set(f"livecodebench:{arg}", f"livecodebench:{release}", tasks, options, FORM)

@@ -27,7 +27,8 @@ class TaskCache:
     def get(self, header: dict[str, Any], task_id: str) -> tuple[Task | None, str]:
         """(task, note); task is None when it cannot be shown, and the note says why."""
         info = header.get("tasks") if isinstance(header.get("tasks"), dict) else {}
-        spec = str(info.get("spec") or (header.get("config") or {}).get("tasks") or "")
+        config = header.get("config") if isinstance(header.get("config"), dict) else {}
+        spec = str(info.get("spec") or config.get("tasks") or "")
         digest = str(info.get("digest") or "")
         if not spec:
             return None, "run.json names no task set"
@@ -53,7 +54,8 @@ def _load(spec: str, digest: str, header: dict[str, Any]) -> dict[str, Task] | s
         task_set = load_tasks(spec)
     except (TaskError, OSError, ValueError) as exc:
         return f"the task set {spec!r} could not be loaded: {exc}"
-    ids = (header.get("tasks") or {}).get("task_ids")
+    info = header.get("tasks") if isinstance(header.get("tasks"), dict) else {}
+    ids = info.get("task_ids")
     if isinstance(ids, list) and ids:
         try:
             task_set = task_set.select(task_ids=[str(i) for i in ids])

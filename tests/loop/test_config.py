@@ -48,16 +48,17 @@ def test_unknown_or_badly_typed_settings_name_the_file(tmp_path: Path):
     with pytest.raises(ConfigError, match=r"typo.toml: unknown setting 'trails'"):
         config_from(["--config", str(tmp_path / "typo.toml")])
     (tmp_path / "bad.toml").write_text('k = "one"\n')
-    with pytest.raises(ConfigError, match=r"bad.toml: setting 'k' has a bad value"):
+    with pytest.raises(ConfigError, match=r"bad.toml: setting 'k' must be a list of integers, got the string 'one'"):
         config_from(["--config", str(tmp_path / "bad.toml")])
 
 
 def test_io_compare_is_strict_unless_a_source_s_own_rules_are_asked_for(tmp_path: Path):
     assert RunConfig().io_compare == "strict"
     assert config_from(["--io-compare", "source"]).io_compare == "source"
-    for bad in ("lenient", ["source"]):
-        with pytest.raises(ConfigError, match="io_compare must be one of strict, source"):
-            RunConfig(io_compare=bad).validate()
+    with pytest.raises(ConfigError, match="io_compare must be one of strict, source"):
+        RunConfig(io_compare="lenient").validate()
+    with pytest.raises(ConfigError, match="setting 'io_compare' must be a string, got a list"):
+        RunConfig(io_compare=["source"]).validate()
 
 
 def _every_field_changed() -> RunConfig:
@@ -107,3 +108,37 @@ def test_local_slots_default_to_the_workers_up_to_four_and_reproducible_means_on
     # resolved once and recorded: a resume keeps the run's slots whatever --workers it gets
     stored = json.loads(json.dumps(RunConfig(workers=3).validate().to_dict()))
     assert stored["local_slots"] == 3
+
+
+@pytest.mark.parametrize("toml, words", [
+    ('model = ["a", "b"]', "setting 'model' must be a string, got a list (one model spec per run; to run several "
+                           "models, use `python -m harness study`)"),
+    ('strategy = ["reflexion", "baseline"]', "setting 'strategy' must be a string, got a list (a strategy, a group, "
+                                             'or several joined by commas in one string, e.g. "reflexion,baseline")'),
+    ('temperature = "hot"', "setting 'temperature' must be a number, got the string 'hot'"),
+    ("seed = true", "setting 'seed' must be an integer, got the boolean true"),
+    ("workers = 2.0", "setting 'workers' must be an integer, got the number 2.0"),
+    ('memory_dir = ""', "setting 'memory_dir' must be a folder path (a string), got the string ''"),
+    ("strategy_options = 3", "setting 'strategy_options' must be a table of strategy name -> {option = value}"),
+    ('prices = {m = {input = "x"}}', "setting 'prices' must be a table of model id"),
+    ('k = "1,x"', "setting 'k' must be a list of integers, got the string '1,x'"),
+])
+def test_every_setting_s_type_is_checked_naming_the_file(tmp_path: Path, toml: str, words: str):
+    (tmp_path / "bad.toml").write_text(toml + "\n")
+    with pytest.raises(ConfigError) as info:
+        config_from(["--config", str(tmp_path / "bad.toml")])
+    assert str(info.value).startswith(f"{tmp_path / 'bad.toml'}: {words}"), str(info.value)
+
+
+def test_types_are_checked_for_a_config_made_in_code_and_values_are_kept_as_their_type():
+    with pytest.raises(ConfigError, match="config: setting 'trials' must be an integer, got the string '3'"):
+        RunConfig(trials="3").validate()  # type: ignore[arg-type]
+    config = RunConfig(out="elsewhere", k=[1], temperature=1, after="2024-08-01").validate()  # type: ignore[arg-type]
+    assert config.out == Path("elsewhere") and config.k == (1,) and isinstance(config.temperature, float)
+    import datetime
+
+    (dated,) = [RunConfig.from_dict({"after": datetime.date(2024, 8, 1)}).validate().after]
+    assert dated == "2024-08-01"  # TOML's own date, unquoted, reads as the day
+    assert config_from(["--k", "1"]).k == (1,)
+    with pytest.raises(ConfigError, match="command line: setting 'k' must be a list of integers, got the string '1,x'"):
+        config_from(["--k", "1,x"])

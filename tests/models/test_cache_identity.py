@@ -15,6 +15,7 @@ import pytest
 from harness.calls import CallSettings, Meter, call
 from harness.models import CachedModel, Message, ModelConfigError, ModelSettings, open_model
 from harness.models import local_backend
+from harness.models.text_tools import TextToolModel
 from harness.models.fetch import catalogue, default_model_name, file_sha256, model_path
 from tests.doubles.stub_server import Reply, StubServer
 
@@ -97,7 +98,8 @@ def test_local_identity_is_the_file_digest_and_the_engine_version(tmp_path: Path
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"weights-A")
     model = open_model(f"local:{gguf}", ModelSettings(cache_dir=tmp_path / "c"))
-    assert isinstance(model, CachedModel)
+    # The fake's chat template renders no tools: the text protocol wraps the cache.
+    assert isinstance(model, TextToolModel) and isinstance(model.inner, CachedModel)
     version = local_backend.engine_version()
     assert model.identity == f"local:sha256:{file_sha256(gguf)}:xllamacpp-{version}"
     assert "m.gguf" not in model.identity  # the path is not what answers

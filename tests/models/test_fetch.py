@@ -151,3 +151,11 @@ def test_model_fetch_rejects_unknown_names(tmp_path: Path, monkeypatch):
         _cli("fetch", "nope")
     with pytest.raises(UsageError, match="not both"):
         _cli("fetch", "--all", "smollm2-135m")
+
+
+def test_the_catalogue_records_the_measured_tool_protocol():
+    known = catalogue()
+    # bench/tool_protocol.py: both Qwen models gave no usable native call, the text protocol did
+    assert known["qwen2.5-coder-0.5b"].tool_protocol == "text"
+    assert known["qwen2.5-coder-1.5b"].tool_protocol == "text"
+    assert all(m.tool_protocol in (None, "native", "text") for m in known.values())

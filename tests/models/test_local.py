@@ -6,6 +6,7 @@ HARNESS_REQUIRE_MODEL=1 (CI), which turns that into a failure.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import threading
 import time
@@ -13,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.models import Message, ModelConfigError, ModelError, ModelSettings, open_model
+from harness.models import Message, ModelConfigError, ModelError, ModelSettings, ToolCall, ToolSpec, open_model
 from harness.models.fetch import catalogue, is_ready, model_path, resolve_models_dir
 from harness.models.gguf import read_metadata
-from harness.models.local_backend import ENGINE, engine_version
+from harness.models.local_backend import ENGINE, LocalModel, engine_version
 from tests.helpers import skip_or_fail
 
 pytestmark = pytest.mark.model
@@ -45,7 +46,9 @@ def gguf() -> Path:
 @pytest.fixture(scope="module")
 def model(gguf: Path):
     """One slot: the reproducible configuration."""
-    opened = open_model(f"local:{gguf}", ModelSettings(n_ctx=1024))
+    # The backend itself (open_model would put SmolLM2, which has no native tool calls,
+    # behind the text protocol): these tests reach into the engine.
+    opened = LocalModel.open(str(gguf), ModelSettings(n_ctx=1024))
     yield opened
     opened.close()
 
@@ -53,7 +56,7 @@ def model(gguf: Path):
 @pytest.fixture(scope="module")
 def batched(gguf: Path):
     """Two slots, a small context per slot."""
-    opened = open_model(f"local:{TEST_MODEL}", ModelSettings(n_ctx=512, local_slots=2))
+    opened = LocalModel.open(TEST_MODEL, ModelSettings(n_ctx=512, local_slots=2))
     yield opened
     opened.close()
 
@@ -90,7 +93,7 @@ def test_describes_engine_slots_and_batch_dependence(model, batched, gguf: Path)
     assert two["identity"] == one["identity"] + ":batched"
     assert "1 slot(s)" in model.concurrency_note and "2 slot(s)" in batched.concurrency_note
     # Declared capabilities: the context it was opened with, prompt reuse only with slots.
-    assert one["capabilities"] == {"tools": True, "seeds": True, "streaming": False, "prompt_cache": False,
+    assert one["capabilities"] == {"tools": False, "seeds": True, "streaming": False, "prompt_cache": False,
                                    "remote_api": False, "context_tokens": 1024}
     assert two["capabilities"]["prompt_cache"] is True and two["capabilities"]["context_tokens"] == 512
 
@@ -200,7 +203,7 @@ def test_concurrent_calls_overlap_and_more_than_slots_all_complete(batched, monk
 def test_close_waits_for_a_call_in_flight_and_leaves_other_copies_open(model, gguf: Path):
     hello = [Message("user", "Say hello.")]
     before = model.complete(hello, max_tokens=4)
-    second = open_model(f"local:{gguf}", ModelSettings(n_ctx=1024))
+    second = LocalModel.open(str(gguf), ModelSettings(n_ctx=1024))
     assert second._server is not model._server  # each opened model owns its engine
     result: dict[str, object] = {}
     started = threading.Event()
@@ -246,3 +249,55 @@ def _gguf(meta: dict[str, str]) -> bytes:
 
     body = b"".join(s(k) + struct.pack("<I", 8) + s(v) for k, v in meta.items())
     return b"GGUF" + struct.pack("<IQQ", 3, 0, len(meta)) + body
+
+
+PYTHON_TOOL = ToolSpec("python", "Run a Python script in a sandbox; returns its stdout, stderr and exit status.",
+                       {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]})
+SUBMIT_TOOL = ToolSpec("submit", "Submit the final program; ends the episode.",
+                       {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]})
+TASK = [Message("user", "Write add(a, b). Test it with the python tool, then submit it.")]
+
+
+@pytest.mark.parametrize("protocol", ["native", "text"])
+def test_tool_calls_native_or_text_or_an_explicit_no_call(gguf: Path, protocol: str):
+    """The tiny test model may well not call a tool: then the fallback path must answer
+    with no call (and a reason only when the reply tried), never an exception."""
+    if protocol == "native" and "tools" not in read_metadata(gguf)["tokenizer.chat_template"]:
+        # SmolLM2's template renders no tools (the engine would drop them unseen): the model
+        # says it has no native tool calls, refuses "native" and takes the text protocol.
+        with pytest.raises(ModelConfigError, match="no native tool calls.*chat template"):
+            open_model(f"local:{gguf}", ModelSettings(n_ctx=512, tool_protocol="native"))
+        protocol = "auto"
+    opened = open_model(f"local:{gguf}", ModelSettings(n_ctx=2048, tool_protocol=protocol))
+    protocol = "text" if protocol == "auto" else protocol
+    try:
+        assert opened.describe()["tool_protocol"] == protocol
+        bare = opened.complete(TASK, max_tokens=8)
+        offered = opened.complete(TASK, tools=[PYTHON_TOOL, SUBMIT_TOOL], max_tokens=96)
+        # The tools reached the prompt: the chat template (native) or the protocol's
+        # instructions (text) made it longer.
+        assert offered.usage.input_tokens > bare.usage.input_tokens + 30
+        for call in offered.tool_calls:
+            assert call.name and isinstance(call.arguments, str) and call.id
+        if not offered.tool_calls:
+            assert offered.tool_parse_error is None or "tool_call" in offered.tool_parse_error
+        # A conversation with a call and its result goes back to the engine.
+        call = ToolCall("call_1", "python", json.dumps({"code": "print(1 + 2)"}))
+        history = [*TASK, Message("assistant", "", tool_calls=(call,)),
+                   Message("tool", "RESULT-7421\n", tool_call_id="call_1", name="python")]
+        after = opened.complete(history, tools=[PYTHON_TOOL, SUBMIT_TOOL], max_tokens=16)
+        assert after.usage.input_tokens > offered.usage.input_tokens
+    finally:
+        opened.close()
+
+
+def test_a_model_closed_right_after_opening_closes(gguf: Path):
+    """The engine hung in its destructor when freed before its loop had started."""
+    done = threading.Event()
+
+    def open_and_close() -> None:
+        LocalModel.open(str(gguf), ModelSettings(n_ctx=256)).close()
+        done.set()
+
+    threading.Thread(target=open_and_close, daemon=True).start()
+    assert done.wait(120), "open then close did not return"

@@ -138,3 +138,19 @@ def test_an_entry_written_before_tools_still_reads(tmp_path: Path):
         "temperature_ignored": False}}))
     hit = model.complete(ASK)
     assert hit.cached and hit.text == "from before" and hit.tool_calls == () and inner.calls == []
+
+
+def test_a_model_error_keeps_its_retries_when_pickled():
+    import pickle
+
+    err = pickle.loads(pickle.dumps(ModelError("gave up", retries=(Retry("429", 1.0),), status="500")))
+    assert (str(err), err.retries, err.status) == ("gave up", (Retry("429", 1.0),), "500")
+
+
+def test_a_message_rebuilt_from_a_record_gets_its_calls_back():
+    call = ToolCall("a", "python", "{}")
+    assert Message("assistant", "", tool_calls=[call.to_dict()]).tool_calls == (call,)
+    with pytest.raises(ValueError, match="needs the tool_call_id"):
+        Message("tool", "result")
+    with pytest.raises(ValueError, match="cannot carry tool calls"):
+        Message("user", "x", tool_calls=(call,))

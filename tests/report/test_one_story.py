@@ -85,7 +85,7 @@ def test_answer_and_caveats_read_the_same_everywhere(story):
     sentences = doc["answer"] + [c["text"] for c in doc["caveats"]]
     keys = {c["key"] for c in doc["caveats"]}
     assert {"oracle", "few_tasks", "excluded", "incomplete", "samples", "errors", "errors_redone",
-            "resumed", "model_errors"} <= keys
+            "resumed", "unusable_answers"} <= keys
     run_page = story["pages"][f"/runs/{RUN_ID}"]
     for text in sentences:
         assert text in story["cli"], text

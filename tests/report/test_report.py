@@ -322,7 +322,7 @@ def test_answer_first_with_caveats_from_errors_jsonl(tmp_path: Path):
     assert top.startswith("reflexion \u2212 baseline: +0.0 points [95% CI +0.0, +0.0], McNemar p = 1")
     assert "fixed 0, broken 0 of 6 attempt pairs on 3 tasks; 3.0\u00d7 the calls" in top
     caveats = dict(re.findall(r'data-caveat="([a-z_]+)">([^<]*)</li>', answer))
-    assert set(caveats) == {"excluded", "incomplete", "errors", "errors_redone", "few_tasks", "samples", "model_errors"}
+    assert set(caveats) == {"excluded", "incomplete", "errors", "errors_redone", "few_tasks", "samples", "unusable_answers"}
     assert caveats["excluded"].startswith("2 tasks of 5 left out of every figure")
     assert "HumanEval/0, HumanEval/2" in caveats["excluded"]
     assert caveats["incomplete"].startswith("2 incomplete attempts (1 reflexion, 1 feedback)")

@@ -90,7 +90,8 @@ def test_format_summary_table():
     assert list(table) == ["reflexion", "feedback", "baseline"]
     r = table["reflexion"]
     assert (r["pass@1 [95% CI]"], r["pass@2 [95% CI]"]) == ("50.0% [0.0%, 100.0%]", "50.0% [0.0%, 100.0%]")
-    assert (r["calls"], r["summed time"], r["errors"], r["incomplete"]) == ("32", "8 s", "1", "1")
+    assert (r["calls"], r["summed time"], r["unusable answers"], r["model errors"], r["incomplete"]) == \
+        ("32", "8 s", "1", "0", "1")
     assert (r["cost $"], r["cached $"]) == ("0.0320", "\u2013")
     by_trial = _text_table(lines, "pass@1 by trial")
     assert list(by_trial["reflexion"].values())[1:] == ["37.5%", "62.5%", "50.0%"]
@@ -130,3 +131,23 @@ def test_lines_written_twice_by_a_resume_count_once():
     records = synthetic_records()
     twice = records + records[:7] + [records[-1]]  # a resumed run re-appended some trials
     assert build_summary(header(), twice) == build_summary(header(), records)
+
+
+def test_the_table_says_what_its_error_columns_count_and_shows_model_errors_apart():
+    errors = [{"kind": "model_error", "task_id": "T9", "strategy": "reflexion", "attempt": 1, "trial": 1,
+               "role": "actor", "error": "HTTP 404: no such model", "at": "2026-12-01T00:00:00+00:00"},
+              {"kind": "model_error", "task_id": "T8", "strategy": "reflexion", "attempt": 1, "trial": 2,
+               "role": "reflection", "error": "HTTP 503", "at": "2026-12-01T00:00:00+00:00"},
+              {"kind": "unit_exception", "task_id": "T7", "strategy": "baseline", "attempt": 1, "trial": 1,
+               "error": "RuntimeError: x", "at": "2026-12-01T00:00:00+00:00"}]
+    summary = build_summary(header(), synthetic_records(), errors)
+    assert summary["strategies"]["reflexion"]["model_errors"] == 2
+    assert summary["strategies"]["baseline"]["unit_errors"] == 1 and summary["strategies"]["baseline"]["model_errors"] == 0
+    lines = format_summary(summary).splitlines()
+    table = _text_table(lines, "strategy")
+    assert (table["reflexion"]["unusable answers"], table["reflexion"]["model errors"]) == ("1", "2")
+    assert table["baseline"]["model errors"] == "0"
+    assert any(line.startswith("unusable answers = trials whose answer held no usable code") and
+               "model errors = attempts a model error stopped" in line for line in lines)
+    texts = {c["key"]: c["text"] for c in summary["caveats"]}
+    assert "whose answer held no usable code" in texts["unusable_answers"] and "model error" not in texts["unusable_answers"]

@@ -111,7 +111,7 @@ def test_lcb_private_tests_nested_too_deeply_are_a_bad_row(lcb_folder):
 
     deep = base64.b64encode(zlib.compress(pickle.dumps("[" * 200_000 + "]" * 200_000))).decode()
     message = _lcb_error(lcb_folder, [lcb_row("a", "2024-01-01"), lcb_row("b", "2024-01-02", private=deep)])
-    assert message.startswith(f"{lcb_folder / 'test.jsonl'}: row 2: private_test_cases: ") and "nested too deeply" in message
+    assert message.startswith(f"{lcb_folder / 'test.jsonl'}: row 2: field 'private_test_cases': ") and "nested too deeply" in message
 
 
 def test_lcb_row_nested_too_deeply_or_not_utf8_is_a_bad_row(lcb_folder):
@@ -125,7 +125,7 @@ def test_lcb_row_nested_too_deeply_or_not_utf8_is_a_bad_row(lcb_folder):
 def test_lcb_metadata_that_is_not_an_object_is_a_bad_row(lcb_folder):
     row = lcb_row("f", "2024-01-01", functional=True, metadata="[1, 2]")
     message = _lcb_error(lcb_folder, [row])
-    assert message.startswith(f"{lcb_folder / 'test.jsonl'}: row 1: metadata: expected a JSON object"), message
+    assert message.startswith(f"{lcb_folder / 'test.jsonl'}: row 1: field 'metadata': expected a JSON object"), message
 
 
 def test_lcb_hostile_question_id_is_a_bad_row(lcb_folder):
@@ -146,7 +146,7 @@ def test_lcb_functional_strings_that_spell_nan_or_inf_are_kept(lcb_folder):
     # A real NaN still cannot be written as a Python literal: a bad row.
     row["public_test_cases"] = json.dumps([{"input": "NaN", "output": "1", "testtype": "functional"}])
     message = _lcb_error(lcb_folder, [row])
-    assert "row 1: public_test_cases" in message or "row 1: a value Python cannot write" in message, message
+    assert "row 1: field 'public_test_cases[0]': a value Python cannot write as a literal" in message, message
 
 
 # ------------------------------------------------------------------ hf: rows
@@ -162,8 +162,14 @@ def test_hf_rows_with_unprintable_ids_or_unparseable_tests_name_their_row(tmp_pa
     with pytest.raises(TaskError) as info:
         load_tasks(f"hf:{path}")
     message = str(info.value)
-    # Row 1's NUL is the sandbox's to report (its test fails every answer); row 2's id is refused.
-    assert message.startswith(f"{path} row 2: field 'task_id': holds the unprintable character '\\x1b'"), message
+    # Row 1's NUL would fail every answer: its test does not compile, so the row is refused.
+    assert message.startswith(f"{path} row 1: field 'test': the hidden test made from it does not compile: "
+                              "source code string cannot contain null bytes"), message
+    write_jsonl(path, [rows[0], rows[2]])
+    with pytest.raises(TaskError) as info:
+        load_tasks(f"hf:{path}")
+    message = str(info.value)
+    assert message.startswith(f"{path} row 1: field 'task_id': holds the unprintable character '\\x1b'"), message
 
 
 class _FakeDatasets:

@@ -133,16 +133,16 @@ def test_a_row_without_hidden_tests_is_refused_with_file_row_and_reason(lcb):
     write_jsonl(lcb / "test5.jsonl", [lcb_row("x", "2024-01-01"), lcb_row("y", "2024-01-02", public_test_cases="[]", private_test_cases="[]")])
     with pytest.raises(TaskError) as info:
         load_tasks(f"livecodebench:{lcb}:v5")
-    assert str(info.value).startswith(f"{lcb / 'test5.jsonl'}: row 2: no test cases")
+    assert str(info.value).startswith(f"{lcb / 'test5.jsonl'}: row 2: field 'private_test_cases': no test cases")
 
 
 def test_a_row_the_harness_cannot_grade_is_refused(lcb):
     mixed = json.dumps([{"input": "1", "output": "1", "testtype": "stdin"}, {"input": "1", "output": "1", "testtype": "functional"}])
     write_jsonl(lcb / "test5.jsonl", [lcb_row("z", "2024-01-01", public_test_cases=mixed)])
-    with pytest.raises(TaskError, match=r"test5.jsonl: row 1: testtype .*expected all stdin or all functional"):
+    with pytest.raises(TaskError, match=r"test5.jsonl: row 1: field 'testtype': .*expected all stdin or all functional"):
         load_tasks(f"livecodebench:{lcb}:v5")
     write_jsonl(lcb / "test5.jsonl", [lcb_row("f", "2024-01-01", functional=True, metadata="{}")])
-    with pytest.raises(TaskError, match="row 1: functional tests but metadata has no func_name"):
+    with pytest.raises(TaskError, match="row 1: field 'metadata.func_name': functional tests but metadata has no func_name"):
         load_tasks(f"livecodebench:{lcb}:v5")
 
 
@@ -154,9 +154,9 @@ class _Evil:
 def test_a_malicious_pickle_is_refused_and_never_run(lcb, tmp_path):
     evil = base64.b64encode(zlib.compress(pickle.dumps(_Evil()))).decode()
     with pytest.raises(UnsafePickle, match="names posix.system"):
-        decode_compressed(evil)
+        decode_compressed(evil, 1 << 20)
     write_jsonl(lcb / "test5.jsonl", [lcb_row("evil", "2024-01-01", private=evil)])
-    with pytest.raises(TaskError, match="row 1: private_test_cases: neither JSON nor .* names posix.system"):
+    with pytest.raises(TaskError, match="row 1: field 'private_test_cases': neither JSON nor .* names posix.system"):
         load_tasks(f"livecodebench:{lcb}:v5")
     assert not Path("/tmp/pwned-by-a-dataset").exists()
 
@@ -164,9 +164,9 @@ def test_a_malicious_pickle_is_refused_and_never_run(lcb, tmp_path):
 def test_a_pickle_of_anything_but_a_string_is_refused():
     for value in ([1, 2], {"a": 1}, b"bytes", 7):
         data = base64.b64encode(zlib.compress(pickle.dumps(value))).decode()
-        with pytest.raises(UnsafePickle, match="not a string"):
-            decode_compressed(data)
-    assert decode_compressed(base64.b64encode(zlib.compress(pickle.dumps("[]"))).decode()) == "[]"
+        with pytest.raises(UnsafePickle, match="only a pickled string is accepted"):
+            decode_compressed(data, 1 << 20)
+    assert decode_compressed(base64.b64encode(zlib.compress(pickle.dumps("[]"))).decode(), 1 << 20) == "[]"
 
 
 # ---------------------------------------------------------------- CodeContests
@@ -214,7 +214,7 @@ def test_codecontests_row_without_tests_is_refused(tmp_path):
     row = cc_row("7_A. Empty", private=False)
     row["public_tests"] = {"input": [], "output": []}
     file = write_parquet(tmp_path / "test-00000-of-00001.parquet", [cc_row("6_A. Fine"), row])
-    with pytest.raises(TaskError, match=rf"{file}: row 2: no tests"):
+    with pytest.raises(TaskError, match=rf"{file}: row 2: field .private_tests.: no tests"):
         load_tasks(f"codecontests:{tmp_path}")
 
 
@@ -265,7 +265,7 @@ def test_apps_call_based_outputs_wrapped_in_a_list_of_one_are_unwrapped(tmp_path
 
 def test_apps_row_without_input_output_is_refused(tmp_path):
     write_jsonl(tmp_path / "test.jsonl", [apps_row(1, {"inputs": ["1 2"], "outputs": ["3"]}), apps_row(9, None)])
-    with pytest.raises(TaskError, match=r"test.jsonl: row 2: no hidden tests"):
+    with pytest.raises(TaskError, match=r"test.jsonl: row 2: field .input_output.: no hidden tests"):
         load_tasks(f"apps:{tmp_path / 'test.jsonl'}")
 
 

@@ -47,7 +47,7 @@ def test_run_page_answer_first(results: Path, serve):
     assert html.count("<svg") == 2  # both plots inline
     # each column of the strategies table says its basis
     assert re.search(r'<th colspan="4" id="basis-shared">on the 4 shared tasks \(compared\)</th>', html)
-    assert '<th colspan="9" id="basis-run">whole run: every task, every recorded trial</th>' in html
+    assert '<th colspan="10" id="basis-run">whole run: every task, every recorded trial</th>' in html
     assert "model_calls" not in _text(html)  # human labels, not field names
 
 

@@ -1,0 +1,174 @@
+"""What a new user meets through `python -m harness run`: every failure they can cause is
+one clear line (exit 2, or the run's resume message), never a traceback or a page that
+answers 500, and a model that cannot answer leaves no run folder behind."""
+from __future__ import annotations
+
+import json
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.doubles.stub_server import Reply, Status, StubServer
+from tests.helpers import harness_env, run_harness
+from tests.loop.test_cli_run import N_TASKS, write_task_file
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens once it is closed
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = harness_env(HARNESS_CACHE_DIR=str(tmp_path / "cache"))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        env.pop(name, None)
+    return env
+
+
+def _run(tmp_path: Path, *args: str):
+    return run_harness("run", "--out", str(tmp_path / "out"), "--memory-dir", str(tmp_path / "mem"), *args,
+                       cwd=tmp_path, env=_env(tmp_path))
+
+
+def _one_error_line(stderr: str) -> str:
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in stderr, stderr
+    return errors[0]
+
+
+def _view_pages_answer(run_dir: Path, task_id: str) -> None:
+    from starlette.testclient import TestClient
+
+    from harness.view.app import ViewApp
+
+    client = TestClient(ViewApp(run_dir.parent, warm=False).asgi, raise_server_exceptions=False)
+    for url in ("/", f"/runs/{run_dir.name}", f"/runs/{run_dir.name}/tasks", f"/runs/{run_dir.name}/tasks/{task_id}",
+                f"/api/runs/{run_dir.name}/state"):
+        response = client.get(url)
+        assert response.status_code == 200, (url, response.status_code, response.text[-1500:])
+
+
+IO_SCRIPT = [
+    {"match": "who writes test cases", "reply": "```input\n1\n1 2\n```\n```output\n3\n```"},
+    {"match": "Explain in a few sentences", "reply": "Read every pair and print each sum on its own line."},
+    {"match": "You write a complete", "reply": "```python\nimport sys\nprint(0)\n```"},
+]
+
+
+@pytest.mark.docker
+def test_a_with_example_task_set_writes_its_report_and_its_pages_answer(tmp_path):
+    script = tmp_path / "script.jsonl"
+    script.write_text("".join(json.dumps(r) + "\n" for r in IO_SCRIPT))
+    done = _run(tmp_path, "--tasks", "builtin:io:with-example", "--limit", "2", "--model", f"scripted:{script}",
+                "--strategy", "reflexion", "--trials", "2", "--no-cache")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    (run_dir,) = (tmp_path / "out").iterdir()
+    html = (run_dir / "report.html").read_text()
+    assert "internal tests: the task&#39;s public examples" in html
+    assert json.loads((run_dir / "summary.json").read_text())["session"]["exit"] == 0
+    first = json.loads((run_dir / "trials.jsonl").read_text().splitlines()[0])
+    _view_pages_answer(run_dir, first["task_id"])
+
+
+@pytest.mark.docker
+def test_a_run_in_which_no_attempt_finishes_says_why_and_its_pages_answer(tmp_path):
+    tasks = write_task_file(tmp_path)
+    model = f"openai:gpt-x@http://127.0.0.1:{_closed_port()}/v1"
+    done = _run(tmp_path, "--tasks", f"jsonl:{tasks}", "--model", model, "--strategy", "reflexion", "--limit", "2",
+                "--max-retries", "0", "--no-model-check")
+    assert done.returncode == 1
+    line = _one_error_line(done.stderr)
+    (run_dir,) = (tmp_path / "out").iterdir()
+    assert line.startswith("error: no attempt finished: 2 stopped, 2 by a model error that outlived its retries: ")
+    assert "cannot connect to" in line and "Connection refused" in line
+    assert line.endswith(f"resume with: python -m harness run --resume {run_dir}")
+    assert "FolderError" not in done.stderr and done.stdout == ""
+    assert json.loads((run_dir / "summary.json").read_text())["session"]["exit"] == 1
+    _view_pages_answer(run_dir, "mul/0")
+
+
+@pytest.mark.docker
+def test_a_model_that_cannot_answer_is_refused_before_any_run_folder_exists(tmp_path):
+    tasks = write_task_file(tmp_path)
+    closed = _run(tmp_path, "--tasks", f"jsonl:{tasks}", "--model", f"openai:gpt-x@http://127.0.0.1:{_closed_port()}/v1")
+    assert closed.returncode == 2
+    line = _one_error_line(closed.stderr)
+    assert "did not answer a check call before the run" in line and "Connection refused" in line
+    assert "No run folder was made" in line and "--no-model-check" in line
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    with StubServer() as stub:
+        stub.script(Status(404, message="The model `gpt-x` does not exist"))
+        wrong = _run(tmp_path, "--tasks", f"jsonl:{tasks}", "--model", f"openai:gpt-x@{stub.openai_url}")
+    assert wrong.returncode == 2
+    line = _one_error_line(wrong.stderr)
+    assert "HTTP 404" in line and "The model `gpt-x` does not exist" in line and "No run folder was made" in line
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    assert len(stub.requests) == 1  # one call, not retried: a 404 is an answer
+
+
+@pytest.mark.docker
+def test_the_model_check_is_one_short_call_past_the_cache_recorded_in_run_json(tmp_path):
+    tasks = write_task_file(tmp_path)
+    with StubServer(default=Reply("OK")) as stub:
+        for attempt in range(2):  # the second run finds the first one's answers in the cache
+            done = _run(tmp_path, "--tasks", f"jsonl:{tasks}", "--model", f"openai:gpt-x@{stub.openai_url}",
+                        "--strategy", "baseline", "--limit", "1", "--no-report")
+            assert done.returncode == 0, done.stderr
+            assert re.search(r"model: openai:gpt-x@\S+ answered a check call in [\d.]+ s", done.stderr)
+        checks = [r for r in stub.requests if "Reply with the word OK" in r.prompt_text]
+        assert len(checks) == 2 and all(r.body["max_tokens"] == 8 for r in checks)
+        assert len(stub.requests) == 3  # two checks, one actor call: the second run's came from the cache
+    runs = sorted((tmp_path / "out").iterdir())
+    header = json.loads((runs[0] / "run.json").read_text())
+    assert header["model_check"]["model"] and header["model_check"]["output_tokens"] >= 0
+    skipped = _run(tmp_path, "--tasks", f"jsonl:{tasks}", "--model", f"openai:gpt-x@http://127.0.0.1:{_closed_port()}/v1",
+                   "--strategy", "baseline", "--limit", "1", "--no-report", "--no-model-check", "--max-retries", "0")
+    assert skipped.returncode == 1 and "check call" not in skipped.stderr  # skipped: the run itself meets the error
+
+
+@pytest.mark.docker
+def test_model_errors_are_shown_apart_from_unusable_answers_with_their_cause(tmp_path):
+    tasks = write_task_file(tmp_path)
+    script = tmp_path / "script.jsonl"
+    rules = [{"match": "Implement the function `f1`", "reply": "!error: HTTP 503 from the server after 6 attempts"},
+             {"match": "Implement the function `f2`", "reply": "I cannot write this."}]
+    rules += [{"match": f"Implement the function `f{i}`", "reply": f"```python\ndef f{i}(n):\n    return n * {i}\n```"}
+              for i in range(N_TASKS)]
+    script.write_text("".join(json.dumps(r) + "\n" for r in rules))
+    done = _run(tmp_path, "--tasks", f"jsonl:{tasks}", "--model", f"scripted:{script}", "--strategy", "baseline",
+                "--no-report", "--no-cache")
+    assert done.returncode == 1
+    line = _one_error_line(done.stderr)
+    assert line.startswith("error: 1 attempt(s) did not finish: 1 by a model error that outlived its retries: ")
+    assert "HTTP 503 from the server after 6 attempts" in line
+    head = next(x for x in done.stdout.splitlines() if x.startswith("strategy "))
+    cells = dict(zip(re.split(r"\s{2,}", head.strip()),
+                     re.split(r"\s{2,}", next(x for x in done.stdout.splitlines() if x.startswith("baseline ")).strip())))
+    assert (cells["unusable answers"], cells["model errors"], cells["incomplete"]) == ("1", "1", "1")
+
+
+@pytest.mark.parametrize("toml, words", [
+    ('model = ["openai:a@http://x/v1", "openai:b@http://x/v1"]',
+     "setting 'model' must be a string, got a list (one model spec per run; to run several models, use `python -m harness study`)"),
+    ('strategy = ["reflexion", "baseline"]', "setting 'strategy' must be a string, got a list (a strategy, a group, "
+                                             'or several joined by commas in one string, e.g. "reflexion,baseline")'),
+    ('temperature = "hot"', "setting 'temperature' must be a number, got the string 'hot'"),
+    ("trials = 2.5", "setting 'trials' must be an integer, got the number 2.5"),
+    ('cache = "no"', "setting 'cache' must be true or false, got the string 'no'"),
+    ("k = [1, 1.5]", "setting 'k' must be a list of integers, got a list holding the number 1.5"),
+    ("task-ids = 5", "setting 'task-ids' must be a list of strings, got the integer 5"),
+    ("out = 5", "setting 'out' must be a folder path (a string), got the integer 5"),
+    ('prices = {m = {input = "cheap"}}', "setting 'prices' must be a table of model id"),
+    ("temperature = nan", "setting 'temperature' must be a finite number"),
+])
+def test_a_setting_of_the_wrong_type_is_one_line_naming_the_file_and_the_setting(tmp_path, toml, words):
+    (tmp_path / "run.toml").write_text(toml + "\n")
+    done = run_harness("run", "--config", "run.toml", "--out", str(tmp_path / "out"), cwd=tmp_path, env=_env(tmp_path))
+    assert done.returncode == 2
+    assert _one_error_line(done.stderr) == f"error: run.toml: {words}" or \
+        _one_error_line(done.stderr).startswith(f"error: run.toml: {words}"), done.stderr
+    assert not (tmp_path / "out").exists()
