@@ -272,6 +272,19 @@ class TextToolModel(ChatModel):
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "tool_protocol": "text", "tool_protocol_templates": templates_digest()}
 
+    def as_sent(
+        self, messages: Sequence[Message], *, system: str | None = None,
+        tools: Sequence[ToolSpec] = (), tool_choice: str = "auto",
+    ) -> tuple[str | None, tuple[Message, ...], tuple[ToolSpec, ...]]:
+        if not tools and not any(m.role == "tool" or m.tool_calls for m in messages):
+            return self.inner.as_sent(messages, system=system)
+        if tools:
+            check_tool_choice(tool_choice, tools)
+            if tool_choice != "none":
+                told = instructions(tools, tool_choice)
+                system = f"{system}\n\n{told}" if system else told
+        return self.inner.as_sent(to_text_messages(messages), system=system)
+
     def complete(
         self,
         messages: Sequence[Message],
@@ -285,17 +298,9 @@ class TextToolModel(ChatModel):
         tool_choice: str = "auto",
     ) -> Completion:
         plain = dict(max_tokens=max_tokens, temperature=temperature, stop=stop, seed=seed)
-        has_tool_turns = any(m.role == "tool" or m.tool_calls for m in messages)
-        if not tools and not has_tool_turns:
-            return self.inner.complete(messages, system=system, **plain)
-        if tools:
-            check_tool_choice(tool_choice, tools)
-        offer = bool(tools) and tool_choice != "none"
-        if offer:
-            told = instructions(tools, tool_choice)
-            system = f"{system}\n\n{told}" if system else told
-        reply = self.inner.complete(to_text_messages(messages), system=system, **plain)
-        if not offer:
+        sent_system, sent, _ = self.as_sent(messages, system=system, tools=tools, tool_choice=tool_choice)
+        reply = self.inner.complete(list(sent), system=sent_system, **plain)
+        if not tools or tool_choice == "none":
             return reply
         turn = 1 + sum(1 for m in messages if m.role == "assistant")
         parsed = parse_tool_calls(reply.text, tools, turn=turn)
