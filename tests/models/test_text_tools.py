@@ -161,9 +161,9 @@ def test_the_wrapper_sends_instructions_and_no_tools_and_parses_the_reply():
 
 
 def test_the_instructions_live_in_templates():
-    text = (PROMPTS_DIR / "tool_protocol.j2").read_text()
+    text = (PROMPTS_DIR / "instructions.j2").read_text()
     assert "tool_call" in text and "fenced block" in text
-    assert (PROMPTS_DIR / "tool_protocol_result.j2").is_file() and (PROMPTS_DIR / "tool_protocol_call.j2").is_file()
+    assert (PROMPTS_DIR / "result.j2").is_file() and (PROMPTS_DIR / "call.j2").is_file()
 
 
 def test_the_history_goes_back_as_text():
