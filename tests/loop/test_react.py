@@ -414,3 +414,18 @@ def test_through_the_text_protocol_the_record_holds_what_the_backend_was_handed(
     assert all("tool_call" in e.system for e in calls) and calls[1].messages[-1]["role"] == "user"
     assert all(e.tools == ["python", "submit"] for e in calls)
     assert [[t["name"] for t in e.tool_calls] for e in calls] == [["python"], ["submit"]]
+
+
+@pytest.mark.parametrize("option, message", [
+    ({"react": {"max_turns": "0"}}, "max_turns must be >= 1"),
+    ({"react": {"max_turns": "many"}}, "react.max_turns"),
+    ({"react": {"tools": "python,shell"}}, "unknown agent tool"),
+    ({"react": {"tools": "python"}}, "must include submit"),
+    ({"react+reflexion": {"compaction": "zip"}}, "compaction must be one of cut, summary"),
+    ({"react": {"turns": "3"}}, "has no option 'turns'"),
+])
+def test_agent_options_are_checked_before_a_run(option, message):
+    from harness.config import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        RunConfig(strategy="agents", strategy_options=option, sandbox="process").validate()
