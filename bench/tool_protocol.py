@@ -82,7 +82,10 @@ class Outcome:
         if self.completion is None:
             return "model error"
         if not self.completion.tool_calls:
-            return "malformed call" if self.completion.tool_parse_error else "no call"
+            error = self.completion.tool_parse_error or ""
+            if not error:
+                return "no call"
+            return "unclosed block" if "not closed" in error else "not JSON" if "JSON" in error else "malformed call"
         return "bad arguments" if any(c.name in NAMES for c in self.completion.tool_calls) else "unknown tool"
 
 
@@ -209,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.show:
                 for o in outcomes:
                     text = o.completion.text if o.completion else o.error
-                    print(f"  [{o.turn.task_id} {o.turn.kind}] usable={o.usable} {text!r}"[:600])
+                    error = o.completion.tool_parse_error if o.completion else None
+                    print(f"  [{o.turn.task_id} {o.turn.kind}] usable={o.usable} error={error!r} {text!r}"[:600])
         native = sum(o.usable for o in results.get("native", []))
         text = sum(o.usable for o in results["text"])
         pick = "native" if "native" in results and native >= text else "text"

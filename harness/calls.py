@@ -65,7 +65,8 @@ def _retries(retries: Sequence[Retry]) -> list[dict[str, Any]]:
 
 def _event(role: str, model: ChatModel, messages: Sequence[Message], system: str | None, max_tokens: int,
            settings: CallSettings, completion: Completion | None, seconds: float, error: str | None,
-           turn: int | None, tools: Sequence[ToolSpec] = (), retries: Sequence[Retry] = ()) -> ModelCall:
+           turn: int | None, tools: Sequence[ToolSpec] = (), retries: Sequence[Retry] = (),
+           tool_choice: str = "auto") -> ModelCall:
     reply: dict[str, Any] = {}
     if completion is not None:
         reply = {"text": completion.text, "model": completion.model, "input_tokens": completion.usage.input_tokens,
@@ -74,6 +75,12 @@ def _event(role: str, model: ChatModel, messages: Sequence[Message], system: str
                  "stop_reason": completion.stop_reason,
                  "tool_calls": [c.to_dict() for c in completion.tool_calls]}
         retries = completion.retries
+    # What the backend was handed (behind the text protocol: the instructions in the
+    # system prompt, the tool turns as text); `tools` names the tools offered.
+    try:
+        system, messages, _ = model.as_sent(messages, system=system, tools=tuple(tools), tool_choice=tool_choice)
+    except Exception:  # a model that cannot say keeps the messages as the strategy gave them
+        pass
     return ModelCall(role=role, system=system, messages=[message_data(m) for m in messages],
                      tools=[t.name for t in tools], temperature=settings.temperature, seed=settings.seed,
                      max_tokens=max_tokens, turn=turn, error=error, retries=_retries(retries), **reply)
@@ -108,7 +115,7 @@ def call(
         meter.failed_call(seconds)
         error = " ".join(f"{type(exc).__name__}: {exc}".split())
         meter.events.append(_event(role, model, messages, system, max_tokens, settings, None, seconds, error, turn,
-                                   tools, getattr(exc, "retries", ())))
+                                   tools, getattr(exc, "retries", ()), tool_choice))
         if isinstance(exc, ModelError):
             raise
         # a backend bug must not kill the run: record it as a failed call
@@ -116,5 +123,5 @@ def call(
     seconds = time.perf_counter() - start
     meter.add(completion, seconds)
     meter.events.append(_event(role, model, messages, system, max_tokens, settings, completion, seconds, None, turn,
-                               tools))
+                               tools, tool_choice=tool_choice))
     return completion

@@ -31,11 +31,6 @@ TEMPLATE_NAMES = (
     "feedback_io",
 )
 
-# Templates of this folder that are not the run's prompt set: the text tool protocol's
-# (harness/models/text_tools.py renders them itself; run.json records their digest with
-# the model, model_identity.tool_protocol_templates).
-NOT_IN_SET = ("tool_protocol", "tool_protocol_call", "tool_protocol_result")
-
 # The variables each template receives (documented in harness/prompts/README.md),
 # with sample values: `Prompts.check` renders every template with them at start-up.
 _STUB = 'def add(a: int, b: int) -> int:\n    """Return the sum of a and b."""\n'
@@ -105,7 +100,6 @@ class Prompts:
     def template_names(self) -> tuple[str, ...]:
         """Every template of the set: the core's, then the others of the folders, by name."""
         found = {p.stem for folder in (self.defaults, *self.extra) if folder.is_dir() for p in folder.glob("*.j2")}
-        found -= set(NOT_IN_SET)
         return (*TEMPLATE_NAMES, *sorted(found - set(TEMPLATE_NAMES)))
 
     @cached_property

@@ -176,6 +176,16 @@ class ChatModel(ABC):
             "tool_protocol": "native" if self.capabilities.tools else "none",
         }
 
+    def as_sent(
+        self, messages: Sequence[Message], *, system: str | None = None,
+        tools: Sequence[ToolSpec] = (), tool_choice: str = "auto",
+    ) -> tuple[str | None, tuple[Message, ...], tuple[ToolSpec, ...]]:
+        """(system, messages, tools) as this model hands them to its backend for a call
+        with these arguments: unchanged, except behind the text protocol (instructions in
+        the system prompt, tool turns as text, no tools). What a record should keep as
+        "what the model saw"."""
+        return system, tuple(messages), tuple(tools)
+
     @abstractmethod
     def complete(
         self,

@@ -1,6 +1,6 @@
 """The text tool protocol: tool calls for a model or server that gives none natively.
 
-The model is told (harness/prompts/tool_protocol.j2, appended to the system prompt)
+The model is told (harness/prompts/tool_protocol/instructions.j2, appended to the system prompt)
 to write each call as a fenced block tagged `tool_call` holding one JSON object:
 
     ```tool_call
@@ -30,8 +30,8 @@ A parse failure is never an exception: the Completion has no tool calls, and
 `text_<turn>_<n>` (turn: the assistant turn's number in the conversation).
 
 History goes back in text: an assistant turn's calls as the blocks it wrote (rendered
-by tool_protocol_call.j2 when its text does not already hold them), each "tool" turn as
-a user turn (tool_protocol_result.j2), the results of one turn and the user text after
+by tool_protocol/call.j2 when its text does not already hold them), each "tool" turn as
+a user turn (tool_protocol/result.j2), the results of one turn and the user text after
 them joined into one user message. No tools are sent to the backend.
 """
 from __future__ import annotations
@@ -49,8 +49,10 @@ import jinja2
 from harness.models.base import TOOL_PROTOCOLS, Capabilities, ChatModel, Completion, Message, ModelConfigError
 from harness.models.tools import ToolCall, ToolSpec, arguments_of, check_tool_choice
 
-PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
-TEMPLATES = ("tool_protocol", "tool_protocol_call", "tool_protocol_result")
+# A folder of its own: the run's prompt set is harness/prompts/*.j2, and these belong
+# to the model layer (run.json records their digest in the model's identity).
+PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts" / "tool_protocol"
+TEMPLATES = ("instructions", "call", "result")
 CALL_TAG = "tool_call"
 _OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _MAX_CALLS = 16  # a reply asking for more is cut to this many: no turn runs an unbounded list
@@ -179,7 +181,7 @@ def instructions(tools: Sequence[ToolSpec], tool_choice: str = "auto") -> str:
                 for name, schema in tool.properties.items()
             ],
         })
-    return _render("tool_protocol", tools=described, tool_choice=tool_choice, example=_example(tools[0]))
+    return _render("instructions", tools=described, tool_choice=tool_choice, example=_example(tools[0]))
 
 
 def render_call(call: ToolCall) -> str:
@@ -188,11 +190,11 @@ def render_call(call: ToolCall) -> str:
     body = json.dumps({"name": call.name, "arguments": args if args is not None else call.arguments},
                       ensure_ascii=False)
     longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
-    return _render("tool_protocol_call", fence="`" * max(3, longest + 1), call_json=body)
+    return _render("call", fence="`" * max(3, longest + 1), call_json=body)
 
 
 def render_result(message: Message) -> str:
-    return _render("tool_protocol_result", name=message.name or "the tool", id=message.tool_call_id,
+    return _render("result", name=message.name or "the tool", id=message.tool_call_id,
                    content=message.content)
 
 
@@ -272,6 +274,19 @@ class TextToolModel(ChatModel):
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "tool_protocol": "text", "tool_protocol_templates": templates_digest()}
 
+    def as_sent(
+        self, messages: Sequence[Message], *, system: str | None = None,
+        tools: Sequence[ToolSpec] = (), tool_choice: str = "auto",
+    ) -> tuple[str | None, tuple[Message, ...], tuple[ToolSpec, ...]]:
+        if not tools and not any(m.role == "tool" or m.tool_calls for m in messages):
+            return self.inner.as_sent(messages, system=system)
+        if tools:
+            check_tool_choice(tool_choice, tools)
+            if tool_choice != "none":
+                told = instructions(tools, tool_choice)
+                system = f"{system}\n\n{told}" if system else told
+        return self.inner.as_sent(to_text_messages(messages), system=system)
+
     def complete(
         self,
         messages: Sequence[Message],
@@ -285,17 +300,9 @@ class TextToolModel(ChatModel):
         tool_choice: str = "auto",
     ) -> Completion:
         plain = dict(max_tokens=max_tokens, temperature=temperature, stop=stop, seed=seed)
-        has_tool_turns = any(m.role == "tool" or m.tool_calls for m in messages)
-        if not tools and not has_tool_turns:
-            return self.inner.complete(messages, system=system, **plain)
-        if tools:
-            check_tool_choice(tool_choice, tools)
-        offer = bool(tools) and tool_choice != "none"
-        if offer:
-            told = instructions(tools, tool_choice)
-            system = f"{system}\n\n{told}" if system else told
-        reply = self.inner.complete(to_text_messages(messages), system=system, **plain)
-        if not offer:
+        sent_system, sent, _ = self.as_sent(messages, system=system, tools=tools, tool_choice=tool_choice)
+        reply = self.inner.complete(list(sent), system=sent_system, **plain)
+        if not tools or tool_choice == "none":
             return reply
         turn = 1 + sum(1 for m in messages if m.role == "assistant")
         parsed = parse_tool_calls(reply.text, tools, turn=turn)

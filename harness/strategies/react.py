@@ -70,6 +70,13 @@ class ReAct(Strategy):
             tools_of([t.strip() for t in str(given["tools"]).split(",") if t.strip()])
         if "compaction" in given and given["compaction"] not in RULES:
             raise ValueError(f"compaction must be one of {', '.join(RULES)}, got {given['compaction']!r}")
+        for key in ("max_turns", "max_no_call", "output_chars", "parallel", "max_calls_per_turn", "max_python_runs",
+                    "max_code_chars", "summary_tokens", "reflection_chars"):
+            if key in given and int(given[key]) < 1:
+                raise ValueError(f"{key} must be >= 1, got {given[key]!r}")
+        for key in ("token_budget", "keep_turns", "context_tokens", "python_timeout_s"):
+            if key in given and float(given[key]) < 0:
+                raise ValueError(f"{key} must be >= 0, got {given[key]!r}")
 
     def episode_settings(self, ctx: "AttemptContext", scope: "TrialScope") -> EpisodeSettings:
         return EpisodeSettings.of(lambda key: self.option(ctx, key), scope, ctx.settings.first_call(scope.attempt))

@@ -389,3 +389,43 @@ def _settings(scope) -> EpisodeSettings:
     from harness.agent import OPTIONS
 
     return EpisodeSettings.of(lambda k: OPTIONS[k], scope, CallSettings(0.0, 0))
+
+
+def test_through_the_text_protocol_the_record_holds_what_the_backend_was_handed(tmp_path, process_sandbox):
+    from harness.models.text_tools import TextToolModel
+
+    def block(name: str, args: dict) -> str:
+        return "```tool_call\n" + json.dumps({"name": name, "arguments": args}) + "\n```"
+
+    def respond(system, messages):
+        if kind(system) != "agent":
+            return None
+        if len(messages) == 1:
+            return "Let me check.\n" + block("python", {"code": RIGHT + "print(add(2, 2))"})
+        return block("submit", {"code": RIGHT})
+    inner = ScriptedModel(responder=respond)
+    _, [rec] = react(tmp_path, TextToolModel(inner), process_sandbox)
+    assert rec.stop_reason == "submitted" and rec.hidden_passed
+    assert [e.status for e in runs(rec)] == ["ok", "ok"] and "stdout:\n4" in runs(rec)[0].result
+    calls = [e for e in rec.events if isinstance(e, ModelCall)]
+    # the backend got the protocol's instructions and the tool turns as text; the record says so
+    assert [(c.system, [m.content for m in c.messages]) for c in inner.calls] == \
+        [(e.system, [m["content"] for m in e.messages]) for e in calls]
+    assert all("tool_call" in e.system for e in calls) and calls[1].messages[-1]["role"] == "user"
+    assert all(e.tools == ["python", "submit"] for e in calls)
+    assert [[t["name"] for t in e.tool_calls] for e in calls] == [["python"], ["submit"]]
+
+
+@pytest.mark.parametrize("option, message", [
+    ({"react": {"max_turns": "0"}}, "max_turns must be >= 1"),
+    ({"react": {"max_turns": "many"}}, "react.max_turns"),
+    ({"react": {"tools": "python,shell"}}, "unknown agent tool"),
+    ({"react": {"tools": "python"}}, "must include submit"),
+    ({"react+reflexion": {"compaction": "zip"}}, "compaction must be one of cut, summary"),
+    ({"react": {"turns": "3"}}, "has no option 'turns'"),
+])
+def test_agent_options_are_checked_before_a_run(option, message):
+    from harness.config import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        RunConfig(strategy="agents", strategy_options=option, sandbox="process").validate()

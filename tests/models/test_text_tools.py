@@ -161,9 +161,9 @@ def test_the_wrapper_sends_instructions_and_no_tools_and_parses_the_reply():
 
 
 def test_the_instructions_live_in_templates():
-    text = (PROMPTS_DIR / "tool_protocol.j2").read_text()
+    text = (PROMPTS_DIR / "instructions.j2").read_text()
     assert "tool_call" in text and "fenced block" in text
-    assert (PROMPTS_DIR / "tool_protocol_result.j2").is_file() and (PROMPTS_DIR / "tool_protocol_call.j2").is_file()
+    assert (PROMPTS_DIR / "result.j2").is_file() and (PROMPTS_DIR / "call.j2").is_file()
 
 
 def test_the_history_goes_back_as_text():
@@ -244,3 +244,17 @@ def test_open_model_applies_the_setting_outside_the_cache(tmp_path):
     second = again.complete([Message("user", "x")], tools=TOOLS)
     assert second.cached and second.tool_calls == first.tool_calls  # the raw text was cached, parsed again
     assert again.inner.inner.calls == []
+
+
+def test_as_sent_is_what_the_backend_was_given():
+    inner = ScriptedModel(["```tool_call\n{\"name\": \"submit\", \"arguments\": {\"code\": \"x\"}}\n```"])
+    model = TextToolModel(inner)
+    call = ToolCall("c1", "python", json.dumps({"code": "print(2)"}))
+    history = [Message("user", "task"), Message("assistant", "", tool_calls=(call,)),
+               Message("tool", "2\n", tool_call_id="c1", name="python")]
+    system, messages, tools = model.as_sent(history, system="sys", tools=TOOLS, tool_choice="required")
+    model.complete(history, system="sys", tools=TOOLS, tool_choice="required")
+    seen = inner.calls[0]
+    assert (system, messages, tools) == (seen.system, seen.messages, ()) and seen.tools == ()
+    native = ScriptedModel(["x"])
+    assert native.as_sent(history, system="sys", tools=TOOLS) == ("sys", tuple(history), TOOLS)
