@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.models.cache import CachedModel
+from harness.models.text_tools import TextToolModel
 from harness.models.base import ChatModel, Message, ModelError
 
 # The one message of the check: data beside the harness's other data, not a prompt of the
@@ -39,7 +40,9 @@ def needs_check(model: ChatModel) -> bool:
 def check_model(model: ChatModel, *, temperature: float, resuming: bool = False) -> dict[str, Any]:
     """One call to the model (past any response cache); what run.json records of it.
     ModelCheckFailed when it does not answer."""
-    target = model.inner if isinstance(model, CachedModel) else model  # past the response cache
+    target = model
+    while isinstance(target, (TextToolModel, CachedModel)):  # past the text protocol and the response cache
+        target = target.inner
     started = time.perf_counter()
     try:
         completion = target.complete([Message("user", CHECK_FILE.read_text(encoding="utf-8").strip())],

@@ -258,3 +258,16 @@ def test_as_sent_is_what_the_backend_was_given():
     assert (system, messages, tools) == (seen.system, seen.messages, ()) and seen.tools == ()
     native = ScriptedModel(["x"])
     assert native.as_sent(history, system="sys", tools=TOOLS) == ("sys", tuple(history), TOOLS)
+
+
+def test_the_model_check_reaches_the_backend_past_the_protocol_and_the_cache(tmp_path):
+    from harness.model_check import check_model
+
+    script = tmp_path / "s.jsonl"
+    script.write_text(json.dumps({"match": "", "reply": "ok"}) + "\n")  # answers every call
+    settings = ModelSettings(cache_dir=tmp_path / "cache", tool_protocol="text")
+    model = open_model(f"scripted:{script}", settings)
+    backend = model.inner.inner
+    for _ in range(2):  # the second check is not answered by the cache either
+        check_model(model, temperature=0.0)
+    assert len(backend.calls) == 2
