@@ -58,6 +58,29 @@ def per_task_pass_at_k(attempts: pd.DataFrame, strategy: str, k: int) -> pd.Seri
     return pd.Series(values, index=grouped.index.astype(str), dtype=float, name=f"pass@{k}").sort_index()
 
 
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k for one task: the chance that k samples drawn from the n, without
+    replacement, all pass, C(c, k) / C(n, k) (an unbiased estimate of p^k: the
+    reliability of k tries in a row, where pass@k is the chance of one success in k)."""
+    if not (0 <= c <= n) or k < 1:
+        raise ValueError(f"pass_hat_k needs 0 <= c <= n and k >= 1, got n={n}, c={c}, k={k}")
+    if k > n:
+        raise ValueError(f"pass^{k} needs at least {k} samples per task, got n={n}")
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def per_task_pass_hat_k(attempts: pd.DataFrame, strategy: str, k: int) -> pd.Series:
+    """pass^k per task (index task_id) for one strategy, from the same complete
+    attempts as pass@k; tasks with fewer than k complete attempts are left out."""
+    sub = attempts[attempts["strategy"] == strategy]
+    grouped = sub.groupby("task_id")["passed"].agg(["size", "sum"])
+    grouped = grouped[grouped["size"] >= k]
+    if grouped.empty:
+        return pd.Series([], dtype=float, name=f"pass^{k}")
+    values = [pass_hat_k(int(n), int(c), k) for n, c in zip(grouped["size"], grouped["sum"])]
+    return pd.Series(values, index=grouped.index.astype(str), dtype=float, name=f"pass^{k}").sort_index()
+
+
 # --------------------------------------------------------------------------- bootstrap
 
 _WEIGHTS: dict[int, np.ndarray] = {}
@@ -112,14 +135,18 @@ def estimate(per_task: pd.Series | np.ndarray) -> Estimate:
 
 
 def pass_at_k_table(attempts: pd.DataFrame, strategies: Sequence[str], ks: Sequence[int]) -> pd.DataFrame:
-    """Rows (strategy, k): pass@k averaged over tasks with its 95% bootstrap CI."""
+    """Rows (strategy, k): pass@k averaged over tasks with its 95% bootstrap CI, and
+    pass^k (every one of k samples passes) from the same samples, with its own."""
     rows = []
     for strategy in strategies:
         for k in ks:
             est = estimate(per_task_pass_at_k(attempts, strategy, k))
+            hat = estimate(per_task_pass_hat_k(attempts, strategy, k))
             rows.append({"strategy": strategy, "k": k, "pass": est.value,
-                         "ci_low": est.ci_low, "ci_high": est.ci_high, "tasks": est.tasks})
-    return pd.DataFrame(rows, columns=["strategy", "k", "pass", "ci_low", "ci_high", "tasks"])
+                         "ci_low": est.ci_low, "ci_high": est.ci_high, "tasks": est.tasks,
+                         "pass_hat": hat.value, "pass_hat_ci_low": hat.ci_low, "pass_hat_ci_high": hat.ci_high})
+    return pd.DataFrame(rows, columns=["strategy", "k", "pass", "ci_low", "ci_high", "tasks", "pass_hat",
+                                       "pass_hat_ci_low", "pass_hat_ci_high"])
 
 
 # --------------------------------------------------------------------------- by trial

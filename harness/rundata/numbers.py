@@ -9,7 +9,7 @@ with the same meaning; fields may be added, never renamed or removed)::
     completed: every figure uses these), tasks_excluded, excluded_tasks (ids), samples,
     trials (budget), k, oracle_feedback, harness_errors (lines of errors.jsonl),
     trial_record_schema,
-    strategies: {name: {pass@<k>, pass@<k>_ci95, pass@1_by_trial, pass@1_by_trial_ci95,
+    strategies: {name: {pass@<k>, pass@<k>_ci95, pass^<k>, pass^<k>_ci95, pass@1_by_trial, pass@1_by_trial_ci95,
         model_calls, cached_calls, input_tokens, output_tokens, tokens, cost_usd,
         cached_cost_usd, errors (trials whose answer held no usable code: unusable
         answers), model_errors and unit_errors (attempts errors.jsonl says a model error,
@@ -35,12 +35,15 @@ with the same meaning; fields may be added, never renamed or removed)::
         (only when graded with io_compare "source": over the final trials of complete
         attempts, the hidden-test verdicts and final verdicts the sources' own rules
         changed against the strict rule, and the attempts that pass only by them),
+    model: {latency_s: {calls, p50, p90, p99, max, mean, basis}, retries: {total,
+        by_status: {status code: count}, recorded_trials}} (harness.rundata.modelcalls),
     session: {ended_at, trials, exit} (written by the run when a session ends),
     timings: the last session's own timings (load_s, trials_s, ...; from the run).
 
 Definitions: only complete attempts are scored, by their final trial's hidden verdict;
 rates are per task over its attempts, then over tasks; pass@k is the unbiased
-estimator; the paired CI is a paired bootstrap over tasks, McNemar's test is exact
+estimator and pass^k (all k samples pass) its unbiased counterpart C(c, k)/C(n, k)
+from the same samples; the paired CI is a paired bootstrap over tasks, McNemar's test is exact
 over attempt pairs. Counts and spend cover every recorded trial (incomplete attempts
 too, plus what unfinished trials had spent: errors.jsonl's `spent`).
 """
@@ -55,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from harness.rundata import frames as fr
-from harness.rundata import agents, folder, metrics, wording
+from harness.rundata import agents, folder, metrics, modelcalls, wording
 from harness.rundata.frames import KEYS, Frames
 from harness.rundata.roles import is_reference
 from harness.rundata.records import SCHEMA_VERSION
@@ -115,6 +118,9 @@ def _strategy(f: Frames, s: str, spend: pd.Series, no_tests: dict[str, int]) -> 
         est = metrics.estimate(metrics.per_task_pass_at_k(f.shared_attempts, s, k))
         entry[f"pass@{k}"] = _num(est.value)
         entry[f"pass@{k}_ci95"] = [_num(est.ci_low), _num(est.ci_high)]
+        hat = metrics.estimate(metrics.per_task_pass_hat_k(f.shared_attempts, s, k))
+        entry[f"pass^{k}"] = _num(hat.value)
+        entry[f"pass^{k}_ci95"] = [_num(hat.ci_low), _num(hat.ci_high)]
     by_trial = metrics.pass1_by_trial_table(f.shared_trials, [s], f.budget)
     entry["pass@1_by_trial"] = [_num(x) for x in by_trial["pass"]]
     entry["pass@1_by_trial_ci95"] = [[_num(lo), _num(hi)] for lo, hi in zip(by_trial["ci_low"], by_trial["ci_high"])]
@@ -233,6 +239,16 @@ def _io_compare(f: Frames) -> dict[str, Any]:
             "passed_only_by_source": int((changed & final["hidden_passed"]).sum()) if not final.empty else 0}
 
 
+def _model(trials: pd.DataFrame) -> dict[str, Any]:
+    """The model's latency percentiles per call and its retries by status code, over
+    every recorded trial (harness.rundata.modelcalls says what each record gives)."""
+    if trials.empty:
+        return {"latency_s": modelcalls.latency_summary([], []), "retries": modelcalls.retry_summary([], [])}
+    latencies = [x for xs in trials["call_latencies"] for x in xs]
+    return {"latency_s": modelcalls.latency_summary(latencies, trials["latency_basis"]),
+            "retries": modelcalls.retry_summary(trials["call_retries"], trials["retries_recorded"])}
+
+
 def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records: int, resumes: int,
             run_dir: Any) -> dict[str, Any]:
     n_tasks = len(f.task_ids)
@@ -342,6 +358,7 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         "per_task": _per_task(f, pairs, wrong_tasks),
         "agents": agents.agent_table(f.trials, f.strategies),
         "stop_reasons": agents.stop_table(f.trials, f.strategies),
+        "model": _model(f.trials),
     }
     doc["caveats"] = wording.caveats(
         oracle=doc["oracle_feedback"], pairs=pairs, shared=len(f.footing.shared), excluded=f.footing.excluded,

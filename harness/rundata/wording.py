@@ -68,8 +68,44 @@ def duration(seconds: Any) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+UNKNOWN = "unknown"  # a cost without a price: never shown as 0
+
+
 def money(x: Any) -> str:
-    return f"${x:,.4f}" if _finite(x) else "no price"
+    return f"${x:,.4f}" if _finite(x) else UNKNOWN
+
+
+def seconds(x: Any) -> str:
+    """A model call's latency: 0.84 s, 12.3 s."""
+    if not _finite(x):
+        return DASH
+    return f"{x:.2f} s" if x < 10 else f"{x:.1f} s"
+
+
+def model_line(model: dict[str, Any] | None) -> str:
+    """The model's latency percentiles per call and its retries by status code, saying
+    what they were measured on."""
+    if not model:
+        return ""
+    lat = model.get("latency_s") or {}
+    basis = lat.get("basis")
+    if lat.get("calls"):
+        on = ("every model call" if basis == "events" else
+              "trials with exactly one model call (their model time; other trials do not time calls one by one)")
+        text = (f"model latency per call: p50 {seconds(lat.get('p50'))}, p90 {seconds(lat.get('p90'))}, "
+                f"p99 {seconds(lat.get('p99'))}, max {seconds(lat.get('max'))} over {count(lat['calls'], 'call')} "
+                f"({on})")
+    else:
+        text = "model latency per call: not recorded (every answer came from the response cache, or no call was timed)"
+    ret = model.get("retries") or {}
+    if ret.get("total"):
+        by = ", ".join(f"{k}: {v}" for k, v in (ret.get("by_status") or {}).items())
+        text += f"; {count(ret['total'], 'retried call failure')} by status ({by})"
+    elif ret.get("recorded_trials"):
+        text += "; no retries"
+    else:
+        text += "; retries: not recorded by these records"
+    return text
 
 
 # ------------------------------------------------------------------ the answer

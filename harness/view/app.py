@@ -54,7 +54,9 @@ def _env() -> jinja2.Environment:
     )
     env.filters.update(pct=wording.pct, num=labels.num, minutes=wording.duration, money=wording.money,
                        label=labels.label, when=labels.when, rate=lambda s: wording.rate_with_ci(
-                           s.get("pass@1"), *(s.get("pass@1_ci95") or [None, None])))
+                           s.get("pass@1"), *(s.get("pass@1_ci95") or [None, None])),
+                       rate_k=lambda s, key: wording.rate_with_ci(s.get(key), *(s.get(f"{key}_ci95") or [None, None])),
+                       model_line=wording.model_line)
     env.globals.update(task_url=task_url, run_url=run_url, quote=quote)
     return env
 

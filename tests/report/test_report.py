@@ -118,9 +118,12 @@ def test_markdown_report(run_dir: Path):
     write_report(run_dir)
     md = (run_dir / "report.md").read_text(encoding="utf-8")
     assert md.startswith(f"# Run {RUN_ID}")
-    pass_at_k = _md_table(md, "## pass@k")
-    assert pass_at_k[0] == ["strategy", "k", "pass", "tasks", "excluded", "95% CI"]
-    assert ["reflexion", "1", "50.0%", "4", "1", "[0.0%, 100.0%]"] in pass_at_k[1:]
+    pass_at_k = _md_table(md, "## pass@k and pass^k")
+    assert pass_at_k[0] == ["strategy", "k", "pass@k", "pass@k 95% CI", "pass^k", "pass^k 95% CI", "tasks", "excluded"]
+    assert ["reflexion", "1", "50.0%", "[0.0%, 100.0%]", "50.0%", "[0.0%, 100.0%]", "4", "1"] in pass_at_k[1:]
+    # pass^2, all of two samples pass: the baseline passes both only on Evil (1 of 4 tasks);
+    # pass@2, one of two: /0 and Evil
+    assert ["baseline", "2", "50.0%", "[0.0%, 100.0%]", "25.0%", "[0.0%, 75.0%]", "4", "1"] in pass_at_k[1:]
     # the side-by-side table speaks words; reflexion spent 17 trials x 0.5 s = 0.14 min
     side = {row[0]: row[1:] for row in _md_table(md, "## Side by side")}
     assert side["figure"] == ["reflexion", "feedback", "baseline"]
