@@ -107,6 +107,10 @@ class RunConfig:
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
     prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # model id -> {input, output, ...} $/Mtok
+    # A user's price table (harness/data/prices.toml's format) extending the shipped one.
+    price_table: Path | None = None
+    # The run's model's price, "IN/OUT[/CACHE_READ[/CACHE_WRITE]]" in $/Mtok: beats every table.
+    price: str | None = None
     oracle_feedback: bool = False  # ablation: feedback from hidden tests (reports flag it)
     # How io outputs (and APPS's call-based results) are judged (sandbox/worker/io_compare.py):
     # "strict", token for token with the source's float tolerance only between two
@@ -227,6 +231,7 @@ class RunConfig:
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1 (or left out: no limit), got {getattr(self, name)!r}")
         self._validate_recall()
+        self._validate_prices()
         if self.memory_dir is None:
             # Beside the results folder, whatever folder the command starts in: with the
             # default --out (results/) that is the project's reflections/ folder.
@@ -288,6 +293,17 @@ class RunConfig:
             raise ConfigError(f"recall_scope must be one of {', '.join(SCOPES)}, got {self.recall_scope!r}")
         if recalling and self.executor == "ray":
             raise ConfigError(f"recall ({recalling[0]}) runs on the local executor only; drop --executor ray")
+
+    def _validate_prices(self) -> None:
+        from harness.models.prices import PriceError, run_prices
+
+        if self.price_table is not None and not self.price_table.is_file():
+            raise ConfigError(f"price_table {str(self.price_table)!r} is not a file (a TOML price table: "
+                              '[models."<model id>"] input = ..., output = ..., in dollars per million tokens)')
+        try:
+            run_prices(self.prices, self.price_table, self.price)
+        except PriceError as exc:
+            raise ConfigError(str(exc)) from None
 
     def replace(self, **changes: Any) -> "RunConfig":
         return dataclasses.replace(self, **changes)

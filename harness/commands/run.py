@@ -37,8 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
             "also be set in a TOML file given with --config (flags win)."
         ),
         epilog=(
-            "Only the TOML file takes `prices`: a table of model id -> {input, output, cache_read, "
-            "cache_write} in dollars per million tokens, overriding the built-in price table."
+            "Prices, last one winning: the built-in table (harness/data/prices.toml), --price-table FILE (the "
+            "same format, any model id), the TOML file's `prices` table (model id -> {input, output, cache_read, "
+            "cache_write}, dollars per million tokens) and --price IN/OUT for the run's model. A model without a "
+            "price has an unknown cost, never $0: reports then put tokens on the cost axis."
         ),
     )
     a = p.add_argument
@@ -92,6 +94,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--test-timeout", dest="test_timeout_s", type=float, metavar="SEC", help=f"per-test time limit (default {d.test_timeout_s})")
     a("--requests-per-minute", type=int, metavar="N", help="API rate limit shared by all workers")
     a("--tokens-per-minute", type=int, metavar="N", help="API token limit shared by all workers")
+    a("--price", metavar="IN/OUT", help="the model's price in dollars per million input/output tokens, e.g. 3/15 "
+      "(optionally /CACHE_READ/CACHE_WRITE; those default to the input price); beats every price table")
+    a("--price-table", type=Path, metavar="FILE", help="a TOML price table extending the built-in one: "
+      '[models."<model id>"] input = ..., output = ... (dollars per million tokens; harness/data/prices.toml\'s format)')
     a("--no-cache", dest="cache", action="store_const", const=False, help="do not use the response cache")
     a("--no-report", dest="report", action="store_const", const=False, help="skip the HTML/Markdown report")
     a("--oracle-feedback", action="store_const", const=True, help="ABLATION: feedback from the hidden tests (reports flag it)")

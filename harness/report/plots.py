@@ -15,6 +15,7 @@ from harness.rundata.roles import is_reference, plot_style
 
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 _ORACLE_COLOR = "#888888"
+_FRONT_COLOR = "#555555"
 
 
 def _style(run: str, strategy: str, runs: list[str], strategies: list[str]) -> tuple[str, str, str]:
@@ -130,3 +131,53 @@ def compute_svg(curve: pd.DataFrame, salt: str = "") -> str:
             ax.text(0.5, 0.5, "no task scored yet", ha="center", va="center", transform=ax.transAxes, color="#888888")
     fig.suptitle("Pass rate against compute: one point per trial budget t (or baseline samples k)", fontsize=10)
     return svg(fig, f"compute{salt}")
+
+
+AXIS_LABELS = {
+    "dollars": "mean US dollars per task (list price)",
+    "tokens": "mean tokens per task (a price is unknown)",
+}
+
+
+def cost_svg(panels: list[tuple[str, pd.DataFrame, str]], salt: str = "") -> str:
+    """Accuracy against cost: per panel (title, the numbers' cost_points, axis) each
+    strategy a point with its 95% CIs (pass@1 up and down, cost sideways) and the Pareto
+    front (nothing cheaper is as accurate) drawn as a step line through its points."""
+    n = max(1, len(panels))
+    cols = min(n, 3)
+    rows = (n + cols - 1) // cols
+    fig = Figure(figsize=(4.6 * cols, 3.9 * rows))
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    order: list[str] = list(dict.fromkeys(s for _, df, _ in panels if not df.empty for s in df["strategy"]))
+    for ax, (title, df, axis) in zip(axes, panels or [("", pd.DataFrame(), "tokens")]):
+        x, lo, hi = ("usd", "usd_ci_low", "usd_ci_high") if axis == "dollars" else \
+            ("tokens", "tokens_ci_low", "tokens_ci_high")
+        if not df.empty:
+            for r in df.to_dict("records"):
+                if r[x] is None or pd.isna(r[x]) or r["pass"] is None or pd.isna(r["pass"]):
+                    continue
+                color = _COLORS[order.index(r["strategy"]) % len(_COLORS)]
+                _, marker = plot_style(r["strategy"])
+                xerr = [[max(0.0, r[x] - r[lo]) if pd.notna(r[lo]) else 0.0],
+                        [max(0.0, r[hi] - r[x]) if pd.notna(r[hi]) else 0.0]]
+                yerr = [[max(0.0, r["pass"] - r["ci_low"]) if pd.notna(r["ci_low"]) else 0.0],
+                        [max(0.0, r["ci_high"] - r["pass"]) if pd.notna(r["ci_high"]) else 0.0]]
+                ax.errorbar([r[x]], [r["pass"]], xerr=xerr, yerr=yerr, marker=marker, color=color, capsize=3,
+                            linestyle="none", label=_label("", r["strategy"], False))
+            front = df[df["pareto"].astype(bool)].sort_values(x) if "pareto" in df else df.iloc[0:0]
+            if len(front):
+                xs, ys = list(front[x].astype(float)), list(front["pass"].astype(float))
+                ax.step(xs, ys, where="post", color=_FRONT_COLOR, linestyle="--", linewidth=1,
+                        label="Pareto front (nothing cheaper is as accurate)", zorder=0)
+        ax.set_xlabel(AXIS_LABELS.get(axis, axis), fontsize=8)
+        ax.set_ylabel("pass@1 (hidden tests)")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlim(left=0)
+        ax.grid(alpha=0.3)
+        if title:
+            ax.set_title(title.replace("$", r"\$"), fontsize=9)
+        ax.legend(loc="lower right", fontsize=6)
+    for ax in axes[len(panels or [None]):]:
+        ax.set_visible(False)
+    fig.suptitle("Accuracy against cost: each strategy with its 95% CIs; dashed: the Pareto front", fontsize=10)
+    return svg(fig, f"cost{salt}")

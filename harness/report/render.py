@@ -373,7 +373,16 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
     t["paired"] = _paired_table(sources)
     t["agents"] = _agent_frame(sources)
     t["stop_reasons"] = _stop_frame(sources)
+    t["cost_points"] = _table(sources, "cost_points")
     return {
+        "cost_points": _view("cost_points", "Accuracy against cost", "Each strategy's pass@1 with its 95% CI against "
+                             "its mean cost per task (per task over its attempts, then over the tasks every strategy "
+                             "completed) in dollars at list price (usd: answers the response cache served are "
+                             "included, at what they cost) and in tokens, each with its 95% CI over the same "
+                             "bootstrap resamples of tasks. priced = every attempt had a price; where one had none "
+                             "the plot's axis is tokens and usd is unknown, never $0. pareto = on the front "
+                             "(nothing cheaper is as accurate) of the plot's axis.",
+                             _cost_frame(t["cost_points"]), single, "cost_points.csv"),
         "pass_at_k": _view("pass_at_k", "pass@k and pass^k", "pass@k: at least one of k samples passes, by the "
                            "unbiased estimator (Chen et al. 2021); pass^k: all k samples pass (the reliability of k "
                            "tries in a row), by its unbiased counterpart C(c, k) / C(n, k), from the same samples. "
@@ -422,6 +431,30 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
                               "stop reason, per strategy.", t["stop_reasons"], single, "stop_reasons.csv"),
         "per_task": _per_task_view(sources, single, port),
     }, t
+
+
+def _cost_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """The cost points as shown: pass@1 and its CI, dollars and tokens per task with theirs."""
+    if df.empty:
+        return df
+    out = pd.DataFrame({"strategy": df["strategy"], "pass@1": df["pass"],
+                        "pass@1 95% CI": [wording.ci(lo, hi) for lo, hi in zip(df["ci_low"], df["ci_high"])],
+                        "usd per task": [wording.money(v) for v in df["usd"]],
+                        "usd 95% CI": [f"[{wording.money(lo)}, {wording.money(hi)}]" if pd.notna(lo) else
+                                       wording.UNKNOWN for lo, hi in zip(df["usd_ci_low"], df["usd_ci_high"])],
+                        "tokens per task": df["tokens"],
+                        "tokens 95% CI": [f"[{lo:,.0f}, {hi:,.0f}]" if pd.notna(lo) else wording.DASH
+                                          for lo, hi in zip(df["tokens_ci_low"], df["tokens_ci_high"])],
+                        "priced": df["priced"], "pareto": df["pareto"], "tasks": df["tasks"]})
+    if "run" in df.columns:
+        out.insert(0, "run", df["run"])
+    return out
+
+
+def cost_panels(sources: Sequence[Source]) -> list[tuple[str, pd.DataFrame, str]]:
+    """One accuracy-against-cost panel per run."""
+    return [("" if len(sources) == 1 else s.label, pd.DataFrame(s.numbers.get("cost_points") or []),
+             str(s.numbers.get("cost_axis") or "tokens")) for s in sources]
 
 
 def _pass_at_k_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -579,7 +612,8 @@ def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int
             "paired.csv": tables["paired"], "self_test.csv": tables["self_test"],
             "stopped_on_false_positive.csv": tables["stopped_fp"], "resources.csv": tables["resources"],
             "agents.csv": tables["agents"], "stop_reasons.csv": tables["stop_reasons"],
-            "per_task.csv": per_task_frame(sources), "tests.csv": tests_frame(sources)}
+            "per_task.csv": per_task_frame(sources), "tests.csv": tests_frame(sources),
+            "cost_points.csv": tables["cost_points"]}
     head_view, head_df = headline(sources)
     csvs["headline.csv"] = head_df
     for name, df in csvs.items():
@@ -588,6 +622,8 @@ def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int
     compute_svg = plots.compute_svg(tables["compute_curve"])
     (out_dir / "pass1_by_trial.svg").write_text(trial_svg, encoding="utf-8", errors="backslashreplace")
     (out_dir / "compute.svg").write_text(compute_svg, encoding="utf-8", errors="backslashreplace")
+    cost_svg = plots.cost_svg(cost_panels(sources))
+    (out_dir / "cost.svg").write_text(cost_svg, encoding="utf-8", errors="backslashreplace")
     answers = []
     if across is not None:
         answers.append({"run": "across runs", "lines": across["answer"], "caveats": across["caveats"]})
@@ -597,6 +633,7 @@ def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int
         "oracle": [s.label for s in sources if s.numbers["oracle_feedback"]],
         "views": {**views, "headline": head_view},
         "plot_trial": Markup(plots.inline(trial_svg)), "plot_compute": Markup(plots.inline(compute_svg)),
+        "plot_cost": Markup(plots.inline(cost_svg)),
         "tasks": task_views(sources[0], view_port) if single else [],
         "generated": f"harness {__version__}",
     }

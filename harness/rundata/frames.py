@@ -94,13 +94,21 @@ def trials_frame(records: Iterable[TrialRecord] = (), *, rows: Sequence[tuple] |
 def attempts_frame(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per complete attempt: task_id, strategy, attempt, trials (the final trial
     number), passed, stop_reason, error, calls (the compute the strategy asked for,
-    response-cache hits included), tokens (input + output)."""
+    response-cache hits included), tokens (input + output), cost (dollars at list
+    price, cache hits included; NaN when any of its trials had no price)."""
     done = trials[trials["complete"]]
-    cols = KEYS + ["trials", "passed", "stop_reason", "error", "calls", "tokens"]
+    cols = KEYS + ["trials", "passed", "stop_reason", "error", "calls", "tokens", "cost"]
     if done.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
-    spend = done.assign(calls=done["model_calls"], tokens=done["input_tokens"] + done["output_tokens"]) \
-        .groupby(KEYS)[["calls", "tokens"]].sum()
+    # cost: what its calls cost at list price, cache-served answers included (the compute
+    # asked for, as calls count them); NaN when a trial that called the model had no price
+    paid = done["cost_usd"].astype(float).fillna(0.0) + done["cached_cost_usd"].astype(float).fillna(0.0)
+    unknown = (done["model_calls"] > 0) & done["cost_usd"].isna() & done["cached_cost_usd"].isna()
+    spend = done.assign(calls=done["model_calls"], tokens=done["input_tokens"] + done["output_tokens"],
+                        cost=paid, unpriced=unknown).groupby(KEYS).agg(
+        calls=("calls", "sum"), tokens=("tokens", "sum"), cost=("cost", "sum"), unpriced=("unpriced", "any"))
+    spend["cost"] = spend["cost"].where(~spend["unpriced"].astype(bool))
+    spend = spend.drop(columns="unpriced")
     final = done[done["final"]].set_index(KEYS)
     out = pd.DataFrame({
         "trials": final["trial"].astype(int),

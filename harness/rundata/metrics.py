@@ -384,6 +384,53 @@ def compute_matched(attempts: pd.DataFrame, strategies: Sequence[str]) -> pd.Dat
     return pd.DataFrame(rows, columns=cols)
 
 
+# --------------------------------------------------------------------------- cost
+
+COST_AXES = ("dollars", "tokens")
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[bool]:
+    """For (cost, accuracy) points: True where no other point is at least as cheap and
+    more accurate, or cheaper and as accurate (a point's equal twin is on the front too)."""
+    out = []
+    for i, (x, y) in enumerate(points):
+        dominated = any((xo <= x and yo > y) or (xo < x and yo >= y)
+                        for j, (xo, yo) in enumerate(points) if j != i)
+        out.append(not dominated and math.isfinite(x) and math.isfinite(y))
+    return out
+
+
+def cost_points(attempts: pd.DataFrame, strategies: Sequence[str]) -> tuple[pd.DataFrame, str]:
+    """Accuracy against cost, one point per strategy: pass@1 with its 95% CI, and the mean
+    cost per task (per task over its attempts, then over tasks) in dollars (list price,
+    cache-served answers included) and in tokens, each with its 95% CI (the same
+    bootstrap resamples of tasks). The axis is dollars when every strategy's every
+    attempt had a price, else tokens; `pareto` marks the points on the front (nothing
+    cheaper is as accurate) on that axis."""
+    cols = ["strategy", "pass", "ci_low", "ci_high", "tasks", "usd", "usd_ci_low", "usd_ci_high", "tokens",
+            "tokens_ci_low", "tokens_ci_high", "calls", "priced", "pareto"]
+    rows = []
+    for strategy in strategies:
+        att = attempts[attempts["strategy"] == strategy]
+        if att.empty:
+            continue
+        per_task = att.assign(passed=att["passed"].astype(float), cost=att["cost"].astype(float)) \
+            .groupby("task_id")[["passed", "cost", "tokens", "calls"]].mean()
+        acc = estimate(per_task["passed"])
+        priced = bool(per_task["cost"].notna().all())
+        usd = estimate(per_task["cost"]) if priced else Estimate(math.nan, math.nan, math.nan, 0)
+        tok = estimate(per_task["tokens"].astype(float))
+        rows.append({"strategy": strategy, "pass": acc.value, "ci_low": acc.ci_low, "ci_high": acc.ci_high,
+                     "tasks": acc.tasks, "usd": usd.value, "usd_ci_low": usd.ci_low, "usd_ci_high": usd.ci_high,
+                     "tokens": tok.value, "tokens_ci_low": tok.ci_low, "tokens_ci_high": tok.ci_high,
+                     "calls": float(per_task["calls"].mean()), "priced": priced})
+    axis = "dollars" if rows and all(r["priced"] for r in rows) else "tokens"
+    x = "usd" if axis == "dollars" else "tokens"
+    for row, on in zip(rows, pareto_front([(r[x], r["pass"]) for r in rows])):
+        row["pareto"] = on
+    return pd.DataFrame(rows, columns=cols), axis
+
+
 # --------------------------------------------------------------------------- self-tests
 
 def _order(strategies: Sequence[str] | None) -> dict[str, int]:

@@ -22,6 +22,8 @@ with the same meaning; fields may be added, never renamed or removed)::
     status: {state (running | complete | incomplete | interrupted), text, resume_command,
         expected_attempts, complete_attempts, resumes, errors_redone, errors_open},
     time: {elapsed_s, summed_s, sessions, text},
+    cost_points (accuracy against cost: per strategy pass@1, usd and tokens per task, each
+        with its CI, priced, pareto), cost_axis (dollars | tokens: tokens when a price is unknown),
     by_trial, pass_at_k, compute_curve (kind agent | oracle), compute_matched, self_test,
     stopped_fp, resources, per_task: tables, one dict a row,
     agents: per strategy whose trials have agent turns: {strategy, episodes, turns,
@@ -360,6 +362,8 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         "stop_reasons": agents.stop_table(f.trials, f.strategies),
         "model": _model(f.trials),
     }
+    points, axis = metrics.cost_points(f.shared_attempts, f.strategies)
+    doc["cost_points"], doc["cost_axis"] = _rows(points), axis
     doc["caveats"] = wording.caveats(
         oracle=doc["oracle_feedback"], pairs=pairs, shared=len(f.footing.shared), excluded=f.footing.excluded,
         n_tasks=len(f.task_ids), samples=f.samples, incomplete=incomplete, no_tests=no_tests,

@@ -145,7 +145,7 @@ class ViewApp:
         trial_svg, compute_svg = entry.plots()
         return self.render(
             "run.html.j2", title=f"Run {entry.label}", card=card, caveats=numbers["caveats"],
-            plot_trial=Markup(trial_svg), plot_compute=Markup(compute_svg),
+            plot_trial=Markup(trial_svg), plot_compute=Markup(compute_svg), plot_cost=Markup(entry.cost_plot()),
             timings=numbers.get("timings") or {},
             settings=labels.settings(entry.config, entry.header), categories=CATEGORIES, counts=_category_counts(numbers),
             error_log=entry.error_log(), errors=entry.errors()[-20:], resumes=entry.resumes(),

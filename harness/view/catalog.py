@@ -56,7 +56,7 @@ class RunEntry:
     _numbers: dict[str, Any] | None = None
     _numbers_key: tuple[int, bool] = (-1, False)
     _stamp: tuple[float | None, ...] = (None, None, None, None)
-    _plots: tuple[tuple[int, bool], str, str] | None = None
+    _plots: tuple[tuple[int, bool], str, str, str] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -166,18 +166,29 @@ class RunEntry:
         return self._numbers is not None
 
     def plots(self) -> tuple[str, str]:
-        """The run page's two SVG plots, the report's own figures, drawn once per numbers."""
+        """The run page's SVG plots of pass@1 by trial and against compute, the report's own
+        figures, drawn once per numbers."""
+        return self._all_plots()[:2]
+
+    def cost_plot(self) -> str:
+        """The run page's accuracy-against-cost plot (the report's own figure)."""
+        return self._all_plots()[2]
+
+    def _all_plots(self) -> tuple[str, str, str]:
         doc = self.numbers()
         with self._lock:
             if self._plots is None or self._plots[0] != self._numbers_key:
                 if not doc["by_trial"] and not doc["compute_curve"]:
-                    svgs = ("", "")
+                    svgs = ("", "", "")
                 else:
                     salt = "-" + self.run_id.encode().hex()[:12]
+                    points = pd.DataFrame(doc.get("cost_points") or [])
                     svgs = (plots.inline(plots.pass1_by_trial_svg(pd.DataFrame(doc["by_trial"]), salt)),
-                            plots.inline(plots.compute_svg(pd.DataFrame(doc["compute_curve"]), salt)))
+                            plots.inline(plots.compute_svg(pd.DataFrame(doc["compute_curve"]), salt)),
+                            plots.inline(plots.cost_svg([("", points, str(doc.get("cost_axis") or "tokens"))], salt))
+                            if not points.empty else "")
                 self._plots = (self._numbers_key, *svgs)
-            return self._plots[1], self._plots[2]
+            return self._plots[1], self._plots[2], self._plots[3]
 
     def status(self) -> Status:
         doc = self.numbers()

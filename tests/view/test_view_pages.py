@@ -44,7 +44,7 @@ def test_run_page_answer_first(results: Path, serve):
     assert html.index('class="topline"') < html.index('id="caveats"') < html.index('id="plot-trial"')
     caveats = _text(re.search(r'<ul class="caveats" id="caveats">(.*?)</ul>', html, re.S).group(1))
     assert "Few tasks for the effect size: 4 shared tasks; the 95% CI of reflexion − baseline spans" in caveats
-    assert html.count("<svg") == 2  # both plots inline
+    assert html.count("<svg") == 3  # every plot inline: by trial, against compute, against cost
     # each column of the strategies table says its basis
     assert re.search(r'<th colspan="4" id="basis-shared">on the 4 shared tasks \(compared\)</th>', html)
     assert '<th colspan="10" id="basis-run">whole run: every task, every recorded trial</th>' in html
