@@ -130,6 +130,13 @@ class RunConfig:
     recall_max_chars: int = 300
     prompts: Path | None = None  # a folder of templates overriding harness/prompts/ by name
     report: bool = True  # write the report at the end of the run
+    # Before the run: grade each task's reference (must pass) and a stub (must fail) on
+    # its hidden tests, and leave broken tasks out (harness/taskcheck.py).
+    check_tasks: bool = False
+    # Budgets over the whole run (every session): it stops cleanly once the model has
+    # answered this many calls (cache hits not counted) or this many dollars were spent.
+    max_calls: int | None = None
+    max_cost: float | None = None
 
     @property
     def strategies(self) -> tuple[str, ...]:
@@ -232,6 +239,7 @@ class RunConfig:
                 raise ConfigError(f"{name} must be >= 1 (or left out: no limit), got {getattr(self, name)!r}")
         self._validate_recall()
         self._validate_prices()
+        self._validate_budget()
         if self.memory_dir is None:
             # Beside the results folder, whatever folder the command starts in: with the
             # default --out (results/) that is the project's reflections/ folder.
@@ -293,6 +301,17 @@ class RunConfig:
             raise ConfigError(f"recall_scope must be one of {', '.join(SCOPES)}, got {self.recall_scope!r}")
         if recalling and self.executor == "ray":
             raise ConfigError(f"recall ({recalling[0]}) runs on the local executor only; drop --executor ray")
+
+    def _validate_budget(self) -> None:
+        if self.max_calls is not None and (not isinstance(self.max_calls, int) or isinstance(self.max_calls, bool)
+                                           or self.max_calls < 1):
+            raise ConfigError(f"max_calls must be an integer >= 1, got {self.max_calls!r}")
+        if self.max_cost is not None and (isinstance(self.max_cost, bool) or not isinstance(self.max_cost, (int, float))
+                                          or not self.max_cost > 0 or self.max_cost == float("inf")):
+            raise ConfigError(f"max_cost must be a number of dollars > 0, got {self.max_cost!r}")
+        if (self.max_calls is not None or self.max_cost is not None) and self.executor == "ray":
+            raise ConfigError("max_calls and max_cost stop runs on the local executor only for now; drop --executor ray "
+                              "or the budget")
 
     def _validate_prices(self) -> None:
         from harness.models.prices import PriceError, run_prices

@@ -71,4 +71,6 @@ def format_summary(numbers: dict[str, Any]) -> str:
                  "the elapsed time is on the time line above")
     if numbers.get("model"):
         lines.append(wording.model_line(numbers["model"]))
+    for line in (numbers.get("estimate_check") or {}).get("text") or []:
+        lines.append(f"estimate: {line}")
     return "\n".join(lines)

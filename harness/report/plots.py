@@ -76,13 +76,17 @@ def pass1_by_trial_svg(table: pd.DataFrame, salt: str = "") -> str:
         label = _label(run, strategy, many)
         if is_reference(strategy):
             last = g.iloc[-1]
+            if last["pass"] is None or pd.isna(last["pass"]):
+                continue  # no complete sample yet
             ax.axhline(float(last["pass"]), color=color, linestyle=line, linewidth=1.5, label=f"{label} pass@1")
             if pd.notna(last["ci_low"]) and pd.notna(last["ci_high"]):
                 ax.axhspan(float(last["ci_low"]), float(last["ci_high"]), color=color,
                            alpha=0.06 if many else 0.10, linewidth=0)
             continue
-        ax.plot(g["trial"], g["pass"], marker=marker, linestyle=line, color=color, label=label)
-        ax.fill_between(g["trial"], g["ci_low"], g["ci_high"], color=color, alpha=0.08 if many else 0.15,
+        # no complete attempt yet (a run stopped early): None, drawn as nothing
+        num = {c: pd.to_numeric(g[c], errors="coerce").astype(float) for c in ("trial", "pass", "ci_low", "ci_high")}
+        ax.plot(num["trial"], num["pass"], marker=marker, linestyle=line, color=color, label=label)
+        ax.fill_between(num["trial"], num["ci_low"], num["ci_high"], color=color, alpha=0.08 if many else 0.15,
                         linewidth=0)
     ax.set_xlabel("trial t (implementation at min(t, last trial))")
     ax.set_ylabel("pass@1 (hidden tests)")

@@ -536,9 +536,25 @@ def _run_info(src: Source, port: int) -> dict[str, Any]:
         "oracle_feedback": src.numbers["oracle_feedback"],
         "status": src.numbers["status"]["text"], "state": src.numbers["status"]["state"],
         "time": src.numbers["time"]["text"],
+        "estimate": (src.numbers.get("estimate_check") or {}).get("text") or [],
+        "model_calls": wording.model_line(src.numbers.get("model")),
+        "task_check": _task_check_text(head),
         "config_json": json.dumps(cfg, indent=2, sort_keys=True, default=str),
         "versions": json.dumps(head.get("versions") or {}, sort_keys=True, default=str),
     }
+
+
+def _task_check_text(header: dict[str, Any]) -> str:
+    """What --check-tasks found before the run ("" when it did not run)."""
+    check = header.get("task_check")
+    if not isinstance(check, dict):
+        return ""
+    left = check.get("left_out") or []
+    text = (f"{check.get('checked', 0)} tasks checked before the run (reference solution must pass its hidden tests, "
+            f"a stub must fail them): {check.get('ok', 0)} ok, {len(left)} broken and left out")
+    if check.get("unchecked"):
+        text += f", {len(check['unchecked'])} without a reference solution (not checked, kept)"
+    return text + "".join(f"; {v.get('task_id')}: {v.get('reason')}" for v in left[:10])
 
 
 def _env(markdown: bool = False) -> jinja2.Environment:

@@ -19,7 +19,8 @@ with the same meaning; fields may be added, never renamed or removed)::
     paired: [{a, b, diff, ci_low, ci_high, p_value, fixed, broken, both, neither, pairs,
         tasks, excluded, calls_ratio, tokens_ratio}],
     answer: [the answer line, one per pair], caveats: [{key, level, text}],
-    status: {state (running | complete | incomplete | interrupted), text, resume_command,
+    status: {state (running | complete | incomplete | interrupted | budget: a --max-calls or
+        --max-cost stopped it), text, resume_command, budget_stop ({kind, flag, limit, spent, at}),
         expected_attempts, complete_attempts, resumes, errors_redone, errors_open},
     time: {elapsed_s, summed_s, sessions, text},
     cost_points (accuracy against cost: per strategy pass@1, usd and tokens per task, each
@@ -39,7 +40,10 @@ with the same meaning; fields may be added, never renamed or removed)::
         changed against the strict rule, and the attempts that pass only by them),
     model: {latency_s: {calls, p50, p90, p99, max, mean, basis}, retries: {total,
         by_status: {status code: count}, recorded_trials}} (harness.rundata.modelcalls),
-    session: {ended_at, trials, exit} (written by the run when a session ends),
+    estimate_check: {complete, figures: {calls, input_tokens, output_tokens, usd: {fewest,
+        most, actual, share_of_most, within}}, text} (when run.json holds the estimate made
+        before the run: how far off it was),
+    session: {ended_at, trials, exit[, budget_stop]} (written by the run when a session ends),
     timings: the last session's own timings (load_s, trials_s, ...; from the run).
 
 Definitions: only complete attempts are scored, by their final trial's hidden verdict;
@@ -239,6 +243,29 @@ def _io_compare(f: Frames) -> dict[str, Any]:
             "tests_changed": int(final["strict_changed"].sum()) if not final.empty else 0,
             "attempts": len(final), "attempts_changed": int(changed.sum()) if not final.empty else 0,
             "passed_only_by_source": int((changed & final["hidden_passed"]).sum()) if not final.empty else 0}
+def _estimate_check(header: dict[str, Any], strategies: dict[str, dict[str, Any]], complete: bool
+                    ) -> dict[str, Any] | None:
+    """The estimate made before the run (run.json's "estimate", harness/budget.py) beside
+    what the run spent: per figure the estimate's fewest and most, the actual, and the
+    actual as a share of the most. Calls count cache hits (the estimate counts calls
+    asked for); dollars are at list price (cache-served answers included)."""
+    est = header.get("estimate")
+    if not isinstance(est, dict) or not isinstance(est.get("total"), dict):
+        return None
+    fewest, most = est["total"].get("fewest") or {}, est["total"].get("most") or {}
+    calls = sum(int(s.get("model_calls") or 0) for s in strategies.values())
+    inp = sum(int(s.get("input_tokens") or 0) for s in strategies.values())
+    out = sum(int(s.get("output_tokens") or 0) for s in strategies.values())
+    costs = [(s.get("cost_usd"), s.get("cached_cost_usd")) for s in strategies.values()]
+    priced = [a is not None or b is not None for a, b in costs]
+    usd = sum((a or 0.0) + (b or 0.0) for a, b in costs) if priced and all(priced) else None
+    rows = {}
+    for key, actual in (("calls", calls), ("input_tokens", inp), ("output_tokens", out), ("usd", usd)):
+        lo, hi = fewest.get(key), most.get(key)
+        rows[key] = {"fewest": lo, "most": hi, "actual": _num(actual),
+                     "share_of_most": _num(actual / hi) if actual is not None and hi else None,
+                     "within": None if actual is None or lo is None or hi is None else bool(lo <= actual <= hi)}
+    return {"complete": complete, "figures": rows, "basis": est.get("basis", "")}
 
 
 def _model(trials: pd.DataFrame) -> dict[str, Any]:
@@ -271,6 +298,8 @@ def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records:
         state = "running"
     elif expected and complete >= expected:
         state = "complete"
+    elif ended and session.get("budget_stop"):
+        state = "budget"
     elif ended:
         state = "incomplete"
     else:
@@ -278,9 +307,11 @@ def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records:
     command = resume_command(run_dir)
     return {"state": state, "expected_attempts": expected, "complete_attempts": complete, "resumes": resumes,
             "errors_redone": redone, "errors_open": open_kinds,
-            "resume_command": command if state in ("incomplete", "interrupted") else None,
+            "resume_command": command if state in ("incomplete", "interrupted", "budget") else None,
+            "budget_stop": session.get("budget_stop") if state == "budget" else None,
             "text": wording.status_text(state, complete=complete, expected=expected, resumes=resumes,
-                                        errors_redone=redone, resume_command=command)}
+                                        errors_redone=redone, resume_command=command,
+                                        budget_stop=session.get("budget_stop") if state == "budget" else None)}
 
 
 def _resumes(header: dict[str, Any]) -> int:
@@ -364,11 +395,19 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
     }
     points, axis = metrics.cost_points(f.shared_attempts, f.strategies)
     doc["cost_points"], doc["cost_axis"] = _rows(points), axis
+    check = _estimate_check(header, strategies, status["state"] == "complete")
+    if check is not None:
+        check["text"] = wording.estimate_lines(check)
+        doc["estimate_check"] = check
+    if status["state"] == "budget" and status.get("budget_stop"):
+        doc["answer"] = [wording.budget_answer(status["budget_stop"], status["complete_attempts"],
+                                               status["expected_attempts"]) + doc["answer"][0], *doc["answer"][1:]]
     doc["caveats"] = wording.caveats(
         oracle=doc["oracle_feedback"], pairs=pairs, shared=len(f.footing.shared), excluded=f.footing.excluded,
         n_tasks=len(f.task_ids), samples=f.samples, incomplete=incomplete, no_tests=no_tests,
         unusable=unusable, errors_open=status["errors_open"], errors_redone=status["errors_redone"],
-        error_log=error_log, resumes=resumes, bad_lines=bad_lines, resume_command=resume_command(run_dir))
+        error_log=error_log, resumes=resumes, bad_lines=bad_lines, resume_command=resume_command(run_dir),
+        task_check=header.get("task_check") if isinstance(header.get("task_check"), dict) else None)
     if by_kind:
         doc["by_kind"] = by_kind
     if io_cmp := _io_compare(f):
@@ -433,7 +472,8 @@ def of_folder(run: folder.RunFolder, *, session: dict[str, Any] | None = None,
                    error_log=folder.error_log_kind(run.run_dir))
 
 
-def end_session(run_dir: Path, *, exit_code: int, timings: dict[str, Any] | None = None) -> dict[str, Any]:
+def end_session(run_dir: Path, *, exit_code: int, timings: dict[str, Any] | None = None,
+                budget_stop: dict[str, Any] | None = None) -> dict[str, Any]:
     """Called by the run as a session ends: computes the numbers with the session's
     end recorded (so that status can tell an ended run from an interrupted one) and
     writes summary.json, once. Returns the numbers."""
@@ -441,6 +481,8 @@ def end_session(run_dir: Path, *, exit_code: int, timings: dict[str, Any] | None
     trials = fr.trials_frame(run.records)
     session = {"ended_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                "trials": len(trials), "exit": int(exit_code)}  # trials as scored (a repeated line once)
+    if budget_stop:
+        session["budget_stop"] = dict(budget_stop)  # {kind, flag, limit, spent, at}
     doc = of_folder(run, session=session, timings=timings, trials=trials)
     folder.write_summary(run.run_dir, doc)
     return doc

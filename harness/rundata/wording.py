@@ -178,7 +178,7 @@ def per_strategy(counts: dict[str, int]) -> str:
 def caveats(*, oracle: bool, pairs: Sequence[dict[str, Any]], shared: int, excluded: Sequence[str], n_tasks: int,
             samples: int, incomplete: dict[str, int], no_tests: dict[str, int], unusable: dict[str, int],
             errors_open: dict[str, int], errors_redone: int, error_log: str | None, resumes: int, bad_lines: int,
-            resume_command: str) -> list[dict[str, str]]:
+            resume_command: str, task_check: dict[str, Any] | None = None) -> list[dict[str, str]]:
     """What a reader must know before believing the answer, most serious first."""
     out = []
     if oracle:
@@ -193,6 +193,19 @@ def caveats(*, oracle: bool, pairs: Sequence[dict[str, Any]], shared: int, exclu
         out.append(caveat("excluded", "red" if shared == 0 else "warn",
                           f"{count(len(excluded), 'task')} of {n_tasks} left out of every figure: not completed by "
                           f"every strategy ({shown}). Figures are on the {shared} shared tasks."))
+    if isinstance(task_check, dict):
+        left = [v for v in task_check.get("left_out") or [] if isinstance(v, dict)]
+        unchecked = len(task_check.get("unchecked") or [])
+        not_checked = f" {count(unchecked, 'task')} without a reference solution could not be checked." \
+            if unchecked else ""
+        if left:
+            shown = "; ".join(f"{v.get('task_id')}: {v.get('reason')}" for v in left[:3]) + ("; \u2026" if len(left) > 3 else "")
+            out.append(caveat("task_check", "warn", f"{count(len(left), 'task')} left out before the run by "
+                              f"--check-tasks: a reference solution that fails its hidden tests, or hidden tests a "
+                              f"stub passes, would count against every strategy alike ({shown}).{not_checked}"))
+        else:
+            out.append(caveat("task_check", "info", "Tasks checked before the run (--check-tasks): every reference "
+                              f"solution passed its hidden tests and every stub failed them.{not_checked}"))
     if incomplete:
         out.append(caveat("incomplete", "warn", f"{count(sum(incomplete.values()), 'incomplete attempt')} "
                           f"({per_strategy(incomplete)}): never scored as failures. `{resume_command}` continues them."))
@@ -245,10 +258,21 @@ def across_runs(*, same: Sequence[tuple[str, str]], differ: Sequence[tuple[str, 
 
 # ------------------------------------------------------------------ status and time
 
+def budget_text(stop: dict[str, Any]) -> str:
+    """What the budget was and what had been spent: "--max-calls 20 reached (21 calls)"."""
+    if stop.get("kind") == "max_cost":
+        return f"--max-cost {money(stop.get('limit'))} reached ({money(stop.get('spent'))} spent)"
+    return f"--max-calls {stop.get('limit')} reached ({count(int(stop.get('spent') or 0), 'model call')} answered)"
+
+
 def status_text(state: str, *, complete: int, expected: int, resumes: int, errors_redone: int,
-                resume_command: str) -> str:
-    """running | complete | incomplete | interrupted, in one sentence."""
+                resume_command: str, budget_stop: dict[str, Any] | None = None) -> str:
+    """running | complete | incomplete | interrupted | budget, in one sentence."""
     done = f"{complete} of {expected} attempts complete"
+    if state == "budget" and budget_stop:
+        flag = str(budget_stop.get("flag") or "--max-calls")
+        return (f"stopped by its budget: {budget_text(budget_stop)}; {done}, nothing lost (calls in flight "
+                f"finished and are recorded). Continue with a higher budget: {resume_command} {flag} N")
     if state == "complete":
         extra = ""
         if resumes:
@@ -268,3 +292,35 @@ def time_line(elapsed_s: Any, summed_s: Any, sessions: int) -> str:
     span = "from the run's start to its last trial" + (f", over {sessions} sessions" if sessions > 1 else "")
     return (f"elapsed {duration(elapsed_s)} ({span}); trial time summed over workers {duration(summed_s)} "
             "(every trial's own time added up: trials that ran side by side each count)")
+
+
+# ------------------------------------------------------------------ budgets and estimates
+
+def budget_answer(stop: dict[str, Any], complete: int, expected: int) -> str:
+    """The head of the answer line of a run its budget stopped."""
+    return f"[stopped by its budget: {budget_text(stop)}; on {complete} of {expected} attempts] "
+
+
+_FIGURES = {"calls": "model calls", "input_tokens": "input tokens", "output_tokens": "output tokens", "usd": "dollars"}
+
+
+def estimate_lines(check: dict[str, Any]) -> list[str]:
+    """How far the estimate made before the run was off, one line per figure."""
+    out = []
+    so_far = "" if check.get("complete") else " so far (the run is not complete)"
+    for key, label in _FIGURES.items():
+        f = (check.get("figures") or {}).get(key) or {}
+        lo, hi, actual = f.get("fewest"), f.get("most"), f.get("actual")
+        fmt = money if key == "usd" else (lambda x: f"{x:,.0f}" if _finite(x) else DASH)
+        if lo is None or hi is None:
+            out.append(f"{label}: no estimate (the model's price was unknown)" if key == "usd" else
+                       f"{label}: no estimate")
+            continue
+        if actual is None:
+            out.append(f"{label}: estimated {fmt(lo)} .. {fmt(hi)}; actual unknown (no price)")
+            continue
+        where = ("within the estimate" if lo <= actual <= hi else
+                 f"below its fewest by {fmt(lo - actual)}" if actual < lo else f"above its most by {fmt(actual - hi)}")
+        share = f"; {pct(actual / hi)} of its most" if hi else ""
+        out.append(f"{label}: estimated {fmt(lo)} .. {fmt(hi)}, actual {fmt(actual)}{so_far}: {where}{share}")
+    return out
