@@ -18,7 +18,12 @@ with the same meaning; fields may be added, never renamed or removed)::
         incomplete_attempts, no_tests}},
     paired: [{a, b, diff, ci_low, ci_high, p_value, fixed, broken, both, neither, pairs,
         tasks, excluded, calls_ratio, tokens_ratio}],
-    answer: [the answer line, one per pair], caveats: [{key, level, text}],
+    answer: [the answer line, one per pair: the headline strategy's effects first, each led
+        by what it measures, the one that isolates its idea first (harness.rundata.effects)],
+    effects: [the pairs that measure an effect: paired's fields + effect (isolates | rival |
+        total), label], headline (the strategy whose effects lead, or None),
+    categories: [{key, label}] (the per-task filters, each saying what it counts),
+    caveats: [{key, level, text}],
     status: {state (running | complete | incomplete | interrupted | budget: a --max-calls or
         --max-cost stopped it), text, resume_command, budget_stop ({kind, flag, limit, spent, at}),
         expected_attempts, complete_attempts, resumes, errors_redone, errors_open},
@@ -26,7 +31,8 @@ with the same meaning; fields may be added, never renamed or removed)::
     cost_points (accuracy against cost: per strategy pass@1, usd and tokens per task, each
         with its CI, priced, pareto), cost_axis (dollars | tokens: tokens when a price is unknown),
     by_trial, pass_at_k, compute_curve (kind agent | oracle), compute_matched, self_test,
-    stopped_fp, resources, per_task: tables, one dict a row,
+    stopped_fp, resources, per_task: tables, one dict a row (per_task's categories by the
+        first pair, effect_categories by the headline's isolating and compute-matched effects),
     agents: per strategy whose trials have agent turns: {strategy, episodes, turns,
         turns_per_episode, tool_calls, tool_calls_by_tool: {tool: n}, tool_calls_not_ok,
         episode_stops: {stop reason: episodes}} (harness/rundata/agents.py),
@@ -64,7 +70,7 @@ import numpy as np
 import pandas as pd
 
 from harness.rundata import frames as fr
-from harness.rundata import agents, folder, metrics, modelcalls, wording
+from harness.rundata import agents, effects, folder, metrics, modelcalls, wording
 from harness.rundata.frames import KEYS, Frames
 from harness.rundata.roles import is_reference
 from harness.rundata.records import SCHEMA_VERSION
@@ -160,7 +166,17 @@ def paired_dict(p: metrics.Paired, attempts: pd.DataFrame) -> dict[str, Any]:
             "tokens_ratio": _num(metrics.spend_ratio(attempts, p.a, p.b, "tokens"))}
 
 
-def _per_task(f: Frames, pairs: Sequence[dict[str, Any]], wrong: Iterable[str] = ()) -> list[dict[str, Any]]:
+def _majority_category(ca: dict[str, Any] | None, cb: dict[str, Any] | None) -> str | None:
+    """fixed | broken | both_pass | both_fail of a against b on one task, by the majority
+    of each one's attempts; None when either has none."""
+    if not (ca and cb and ca["attempts"] and cb["attempts"]):
+        return None
+    sa, sb = ca["passed"] * 2 > ca["attempts"], cb["passed"] * 2 > cb["attempts"]
+    return "fixed" if sa and not sb else "broken" if sb and not sa else "both_pass" if sa else "both_fail"
+
+
+def _per_task(f: Frames, pairs: Sequence[dict[str, Any]], wrong: Iterable[str] = (),
+              effect_pairs: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
     """One row per task (run's list and any task seen): per strategy passed / attempts /
     incomplete / errors, whether it is compared, and the categories it falls in (fixed,
     broken, both_pass, both_fail by the first pair's per-task rates; stopped on a false
@@ -196,18 +212,21 @@ def _per_task(f: Frames, pairs: Sequence[dict[str, Any]], wrong: Iterable[str] =
         cells = per[task]
         cats = []
         if top is not None:
-            ca, cb = cells.get(top[0]), cells.get(top[1])
-            if ca and cb and ca["attempts"] and cb["attempts"]:
-                sa, sb = ca["passed"] * 2 > ca["attempts"], cb["passed"] * 2 > cb["attempts"]
-                cats.append("fixed" if sa and not sb else "broken" if sb and not sa else
-                            "both_pass" if sa else "both_fail")
+            cat = _majority_category(cells.get(top[0]), cells.get(top[1]))
+            if cat is not None:
+                cats.append(cat)
+        more = []
+        for e in effect_pairs:
+            cat = _majority_category(cells.get(e["a"]), cells.get(e["b"]))
+            if cat in ("fixed", "broken"):
+                more.append(f"{cat}_{e['effect']}")
         if task in fp:
             cats.append("false_positive")
         if task in wrong:
             cats.append("wrong_tests")
         if task in err:
             cats.append("error")
-        out.append({"task_id": task, "compared": task in shared, "categories": cats,
+        out.append({"task_id": task, "compared": task in shared, "categories": cats, "effect_categories": more,
                     "strategies": {s: {**c, "pass_rate": c["passed"] / c["attempts"] if c["attempts"] else None}
                                    for s, c in sorted(cells.items(), key=lambda kv: (order.get(kv[0], 99), kv[0]))}})
     return out
@@ -341,6 +360,8 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
     pairs = [paired_dict(metrics.paired_comparison(f.shared_attempts, a, b, tasks=f.footing.shared,
                                                    all_tasks=f.task_ids), f.shared_attempts)
              for a, b in metrics.default_pairs(f.strategies)]
+    effect_rows = effects.effects(f.strategies, pairs)
+    lead_pairs = effects.effect_pairs(pairs, effect_rows, f.strategies)
     tasks_info = header.get("tasks") if isinstance(header.get("tasks"), dict) else {}
     n_tasks = tasks_info.get("count")
     n_tasks = n_tasks if isinstance(n_tasks, int) and not isinstance(n_tasks, bool) and n_tasks >= 0 \
@@ -376,7 +397,10 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         "trial_record_schema": SCHEMA_VERSION,
         "strategies": strategies,
         "paired": pairs,
-        "answer": wording.answer_lines(strategies, pairs),
+        "answer": effects.answer(f.strategies, strategies, pairs, effect_rows),
+        "effects": effect_rows,
+        "headline": effects.headline(f.strategies, effect_rows),
+        "categories": effects.categories(pairs, effect_rows, f.strategies),
         "status": status,
         "time": {"elapsed_s": None if elapsed is None else round(elapsed, 3), "summed_s": summed,
                  "sessions": sessions, "text": wording.time_line(elapsed, summed, sessions)},
@@ -388,7 +412,7 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         "self_test": _rows(metrics.self_test_quality(f.shared_trials, f.strategies)),
         "stopped_fp": _rows(metrics.stopped_on_false_positive(f.shared_attempts, f.strategies)),
         "resources": _rows(spend.reset_index()),
-        "per_task": _per_task(f, pairs, wrong_tasks),
+        "per_task": _per_task(f, pairs, wrong_tasks, lead_pairs),
         "agents": agents.agent_table(f.trials, f.strategies),
         "stop_reasons": agents.stop_table(f.trials, f.strategies),
         "model": _model(f.trials),

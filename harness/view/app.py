@@ -30,17 +30,18 @@ from harness.view import labels, tasksource
 from harness.view.catalog import Catalog, RunEntry
 
 HERE = Path(__file__).resolve().parent
-CATEGORIES = [
-    ("", "all tasks"),
-    ("fixed", "fixed by reflection"),
-    ("broken", "broken by reflection"),
-    ("both_pass", "both pass"),
-    ("both_fail", "both fail"),
-    ("false_positive", "stopped on a false-positive self-test"),
-    ("wrong_tests", "wrong self-tests"),
-    ("error", "error or incomplete"),
-]
 PER_PAGE = 50
+
+
+def categories_of(numbers: dict[str, Any]) -> list[tuple[str, str]]:
+    """The task filters (key, label) as the run's numbers define them: each label says
+    exactly what it counts (which strategy passes, which fails)."""
+    return [(str(c["key"]), str(c["label"])) for c in numbers.get("categories") or [{"key": "", "label": "all tasks"}]]
+
+
+def task_flags(task: dict[str, Any]) -> list[str]:
+    """A per-task row's category keys: by the first pair and by the headline's effects."""
+    return [*task.get("categories", []), *task.get("effect_categories", [])]
 
 
 def _env() -> jinja2.Environment:
@@ -57,7 +58,7 @@ def _env() -> jinja2.Environment:
                            s.get("pass@1"), *(s.get("pass@1_ci95") or [None, None])),
                        rate_k=lambda s, key: wording.rate_with_ci(s.get(key), *(s.get(f"{key}_ci95") or [None, None])),
                        model_line=wording.model_line)
-    env.globals.update(task_url=task_url, run_url=run_url, quote=quote)
+    env.globals.update(task_url=task_url, run_url=run_url, quote=quote, task_flags=task_flags)
     return env
 
 
@@ -147,7 +148,8 @@ class ViewApp:
             "run.html.j2", title=f"Run {entry.label}", card=card, caveats=numbers["caveats"],
             plot_trial=Markup(trial_svg), plot_compute=Markup(compute_svg), plot_cost=Markup(entry.cost_plot()),
             timings=numbers.get("timings") or {},
-            settings=labels.settings(entry.config, entry.header), categories=CATEGORIES, counts=_category_counts(numbers),
+            settings=labels.settings(entry.config, entry.header), categories=categories_of(numbers),
+            counts=_category_counts(numbers),
             error_log=entry.error_log(), errors=entry.errors()[-20:], resumes=entry.resumes(),
             live_run=entry.run_id if status.state == "running" else None,
         )
@@ -172,7 +174,7 @@ class ViewApp:
             bool((trials["wrong_tests"] >= 0).any()) if not trials.empty else False)
         return self.render(
             "tasks.html.j2", title=f"Tasks of {entry.label}", card=card, rows=rows,
-            total=total, page=page, pages=pages, category=category, q=query, categories=CATEGORIES,
+            total=total, page=page, pages=pages, category=category, q=query, categories=categories_of(numbers),
             counts=_category_counts(numbers), wrong_recorded=wrong_recorded,
             live_run=entry.run_id if card["status"].state == "running" else None,
         )
@@ -265,7 +267,7 @@ def task_page(tasks: list[dict[str, Any]], *, category: str | None, query: str |
     and the match count (paging only: every row and flag is the run data's)."""
     rows = tasks
     if category:
-        rows = [t for t in rows if category in t["categories"]]
+        rows = [t for t in rows if category in task_flags(t)]
     if query:
         q = query.lower()
         rows = [t for t in rows if q in t["task_id"].lower()]
@@ -275,8 +277,8 @@ def task_page(tasks: list[dict[str, Any]], *, category: str | None, query: str |
 
 def _category_counts(numbers: dict[str, Any]) -> dict[str, int]:
     out = {"": len(numbers["per_task"])}
-    for key, _ in CATEGORIES[1:]:
-        out[key] = sum(1 for t in numbers["per_task"] if key in t["categories"])
+    for key, _ in categories_of(numbers)[1:]:
+        out[key] = sum(1 for t in numbers["per_task"] if key in task_flags(t))
     return out
 
 

@@ -319,11 +319,15 @@ def test_answer_first_with_caveats_from_errors_jsonl(tmp_path: Path):
     assert (summary["tasks_compared"], summary["tasks_excluded"]) == (3, 2)
     assert summary["strategies"]["feedback"]["incomplete_attempts"] == 1
     assert summary["strategies"]["baseline"]["incomplete_attempts"] == 0
-    # on /1, /3 and Evil: reflexion (0, 0, 1) = 1/3, baseline (0, 0, 1) = 1/3; all attempt pairs agree
+    # on /1, /3 and Evil: reflexion (0, 0, 1) = 1/3, feedback (0, 0, 1), baseline (0, 0, 1) = 1/3;
+    # all attempt pairs agree. The run holds feedback: the lesson's own effect leads, saying so
     answer = page[page.index('<section id="answer">'):page.index('<section class="run-info">')]
     top = re.search(r'<p class="topline">([^<]*)</p>', answer).group(1)
-    assert top.startswith("reflexion \u2212 baseline: +0.0 points [95% CI +0.0, +0.0], McNemar p = 1")
-    assert "fixed 0, broken 0 of 6 attempt pairs on 3 tasks; 3.0\u00d7 the calls" in top
+    assert top.startswith("The lesson&#39;s own effect (feedback is reflexion without it): "
+                          "reflexion \u2212 feedback: +0.0 points [95% CI +0.0, +0.0], McNemar p = 1")
+    assert "fixed 0, broken 0 of 6 attempt pairs on 3 tasks; 0.8\u00d7 the calls" in top
+    total = re.search(r'<li>(Total, against baseline[^<]*)</li>', answer).group(1)
+    assert "reflexion \u2212 baseline: +0.0 points" in total and "3.0\u00d7 the calls" in total
     caveats = dict(re.findall(r'data-caveat="([a-z_]+)">([^<]*)</li>', answer))
     assert set(caveats) == {"excluded", "incomplete", "errors", "errors_redone", "few_tasks", "samples", "unusable_answers"}
     assert caveats["excluded"].startswith("2 tasks of 5 left out of every figure")
