@@ -364,6 +364,9 @@ class RunConfig:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+        if "study" in data:
+            raise ConfigError(f"{path}: a [study] table is a study (several models or task sets): run it with "
+                              f"`python -m harness study {path}`")
         if "run" in data:
             stray = sorted(k for k in data if k != "run")
             if stray:
@@ -434,6 +437,8 @@ def _expected(name: str, tp: Any) -> str:
 def _hint(name: str) -> str | None:
     if name == "model":
         return "one model spec per run; to run several models, use `python -m harness study`"
+    if name == "tasks":
+        return "one task set per run; to run several task sets, use `python -m harness study`"
     if name == "strategy":
         return 'a strategy, a group, or several joined by commas in one string, e.g. "reflexion,baseline"'
     return None

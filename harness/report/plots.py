@@ -6,6 +6,7 @@ import io
 import re
 
 import matplotlib
+import matplotlib.lines
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -150,7 +151,7 @@ def cost_svg(panels: list[tuple[str, pd.DataFrame, str]], salt: str = "") -> str
     n = max(1, len(panels))
     cols = min(n, 3)
     rows = (n + cols - 1) // cols
-    fig = Figure(figsize=(4.6 * cols, 3.9 * rows))
+    fig = Figure(figsize=(4.6 * cols, 3.9 * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     order: list[str] = list(dict.fromkeys(s for _, df, _ in panels if not df.empty for s in df["strategy"]))
     for ax, (title, df, axis) in zip(axes, panels or [("", pd.DataFrame(), "tokens")]):
@@ -185,3 +186,39 @@ def cost_svg(panels: list[tuple[str, pd.DataFrame, str]], salt: str = "") -> str
         ax.set_visible(False)
     fig.suptitle("Accuracy against cost: each strategy with its 95% CIs; dashed: the Pareto front", fontsize=10)
     return svg(fig, f"cost{salt}")
+
+
+_EFFECT_STYLE = {"isolates": ("#d62728", "o"), "rival": ("#1f77b4", "s"), "total": ("#555555", "^")}
+
+
+def forest_svg(effects: pd.DataFrame, salt: str = "") -> str:
+    """A forest plot of paired effects: one row per (cell, effect), the difference in
+    pass@1 in points with its paired 95% CI, McNemar's p at the right, 0 marked."""
+    rows = effects.to_dict("records") if not effects.empty else []
+    fig = Figure(figsize=(9.0, 0.45 * max(3, len(rows)) + 1.2))
+    ax = fig.add_subplot()
+    labels = []
+    for i, r in enumerate(reversed(rows)):
+        y = i
+        color, marker = _EFFECT_STYLE.get(str(r.get("effect")), (_FRONT_COLOR, "d"))
+        diff, lo, hi = (r.get(k) for k in ("diff", "ci_low", "ci_high"))
+        if diff is not None and pd.notna(diff):
+            xerr = [[100 * (diff - lo)] if lo is not None and pd.notna(lo) else [0.0],
+                    [100 * (hi - diff)] if hi is not None and pd.notna(hi) else [0.0]]
+            ax.errorbar([100 * diff], [y], xerr=xerr, marker=marker, color=color, capsize=3, linestyle="none")
+        p = r.get("p_value")
+        ax.annotate(f"p = {p:.2g}" if p is not None and pd.notna(p) else "", xy=(1.01, y), xycoords=("axes fraction", "data"),
+                    fontsize=7, va="center")
+        labels.append(f"{r.get('cell', '')}: {r.get('a')} \u2212 {r.get('b')}".replace("$", r"\$"))
+    ax.axvline(0.0, color="#999999", linewidth=1)
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.set_ylim(-0.7, max(len(labels), 1) - 0.3)
+    ax.set_xlabel("difference in pass@1, points (paired bootstrap 95% CI); McNemar's exact p at the right")
+    ax.grid(alpha=0.3, axis="x")
+    handles = [matplotlib.lines.Line2D([], [], color=c, marker=m, linestyle="none", label=k)
+               for k, (c, m) in _EFFECT_STYLE.items()]
+    ax.legend(handles=handles, labels=["isolates the idea", "compute-matched", "total, against the baseline"],
+              loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(rows) > 6 else -0.25), ncol=3, fontsize=7)
+    ax.set_title("Effects per model and task set", fontsize=10)
+    return svg(fig, f"forest{salt}")

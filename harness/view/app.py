@@ -24,6 +24,9 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+import pandas as pd
+
+from harness.report import plots
 from harness.rundata import folder, timeline, wording
 from harness.view import compare as compare_mod
 from harness.view import labels, tasksource
@@ -57,7 +60,8 @@ def _env() -> jinja2.Environment:
                        label=labels.label, when=labels.when, rate=lambda s: wording.rate_with_ci(
                            s.get("pass@1"), *(s.get("pass@1_ci95") or [None, None])),
                        rate_k=lambda s, key: wording.rate_with_ci(s.get(key), *(s.get(f"{key}_ci95") or [None, None])),
-                       model_line=wording.model_line)
+                       model_line=wording.model_line, points=wording.points, pvalue=wording.pvalue,
+                       ratio=wording.ratio)
     env.globals.update(task_url=task_url, run_url=run_url, quote=quote, task_flags=task_flags)
     return env
 
@@ -85,6 +89,8 @@ class ViewApp:
             Route("/runs/{run_id}/tasks/{task_id:path}", self.task_page),
             Route("/runs/{run_id}/prompt", self.prompt_fragment),
             Route("/compare", self.compare_page),
+            Route("/study", self.study_page),
+            Route("/studies/{name}", self.study_page),
             Route("/api/runs", self.api_runs),
             Route("/api/runs/{run_id}/state", self.api_state),
             Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
@@ -98,6 +104,7 @@ class ViewApp:
     def render(self, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         context.setdefault("live_run", None)
         context.setdefault("root", str(self.catalog.root))
+        context.setdefault("has_study", (self.catalog.root / "study.json").is_file())
         return HTMLResponse(self.env.get_template(name).render(**context), status_code=status_code)
 
     async def not_found(self, request: Request, exc: Exception) -> Response:
@@ -135,7 +142,9 @@ class ViewApp:
                 cards.append(self.run_card(entry))
             except Exception as exc:  # noqa: BLE001 - one unreadable run must not hide the others
                 cards.append({"entry": entry, "broken": f"{type(exc).__name__}: {exc}"})
-        return self.render("runs.html.j2", title="Runs", cards=cards, live_run="*")
+        studies = [{"name": name or path.name, "url": "/study" if not name else f"/studies/{quote(name, safe='')}"}
+                   for name, path in self.catalog.studies().items()]
+        return self.render("runs.html.j2", title="Runs", cards=cards, live_run="*", studies=studies)
 
     def run_page(self, request: Request) -> HTMLResponse:
         entry = self._entry(request)
@@ -221,6 +230,41 @@ class ViewApp:
             return self.render("prompt.html.j2", calls=None, messages=None, note=note)
         messages, how = tasksource.prompts_for(task, chosen, trial, entry.header)
         return self.render("prompt.html.j2", calls=None, messages=messages, note=how)
+
+    def study_page(self, request: Request) -> HTMLResponse:
+        """A study's numbers (harness.rundata.study), each cell's from the catalog's own."""
+        from harness.rundata import study as study_numbers
+        from harness.study import StudyError, read_study
+
+        name = request.path_params.get("name", "")
+        path = self.catalog.studies().get(name)
+        if path is None:
+            return self.render("missing.html.j2", status_code=404, title="No such study",
+                               message=f"No study folder (study.json) named {name!r} under {self.catalog.root}."
+                               if name else f"{self.catalog.root} holds no study (study.json).")
+        try:
+            data = read_study(path)
+        except StudyError as exc:
+            return self.render("missing.html.j2", status_code=404, title="No such study", message=str(exc))
+
+        def numbers_of(run_dir: Path) -> dict[str, Any] | None:
+            entry = self.catalog.entry_for(run_dir)
+            if entry is None:
+                return None
+            doc = entry.numbers()  # (indexes the run first)
+            return doc if entry.index.rows else None
+
+        doc = study_numbers.compute(data, path, numbers_of)
+        ids = {c["run_id"]: (self.catalog.entry_for(path / c["run_id"]) if c["run_id"] else None) for c in data["cells"]}
+        links = {rid: e.run_id for rid, e in ids.items() if e is not None}
+        effects = [dict(e) for e in doc["effects"]]
+        forest = plots.inline(plots.forest_svg(pd.DataFrame(effects), salt="-study")) if effects else ""
+        panels = [(c["label"], pd.DataFrame(c["cost_points"]), str(c["cost_axis"] or "tokens"))
+                  for c in doc["cells"] if c["cost_points"]]
+        cost = plots.inline(plots.cost_svg(panels, salt="-study")) if panels else ""
+        return self.render("study.html.j2", title=f"Study {doc['name']}", doc=doc, links=links,
+                           plot_forest=Markup(forest), plot_cost=Markup(cost),
+                           live_run="*" if doc["status"]["state"] == "running" else None)
 
     def compare_page(self, request: Request) -> HTMLResponse:
         ids = request.query_params.getlist("run")

@@ -20,6 +20,9 @@ from harness.rundata import folder, frames, numbers
 from harness.view import selfcheck
 from harness.view.index import TrialIndex
 
+STUDY_FILE = "study.json"  # a study's folder (harness/study.py): its cells are run folders
+CELL_SEPARATOR = "~"  # a study's cell seen from a results folder: /runs/<study>~<cell>
+
 run_stopped = folder.run_stopped
 
 # A run whose trials.jsonl (or run.json) changed this recently, and whose last session
@@ -219,13 +222,45 @@ class Catalog:
         self._listed_at: tuple[float | None, float] = (None, 0.0)
         self._lock = threading.Lock()
 
-    def _folders(self) -> list[Path]:
+    def _folders(self) -> dict[str, Path]:
+        """Run folders by id: the root itself, or its children; a study folder's cells
+        (children of a child holding study.json) as "<study>~<cell>"."""
         if (self.root / "run.json").is_file():
-            return [self.root]
+            return {self.root.name: self.root}
+        found: dict[str, Path] = {}
         try:
-            return sorted(p for p in self.root.iterdir() if p.is_dir() and (p / "run.json").is_file())
+            children = sorted(p for p in self.root.iterdir() if p.is_dir())
+        except OSError:
+            return {}
+        for p in children:
+            if (p / "run.json").is_file():
+                found[p.name] = p
+            elif (p / STUDY_FILE).is_file():
+                for cell in self._cells(p):
+                    found[f"{p.name}{CELL_SEPARATOR}{cell.name}"] = cell
+        return found
+
+    @staticmethod
+    def _cells(study: Path) -> list[Path]:
+        try:
+            return sorted(c for c in study.iterdir() if c.is_dir() and (c / "run.json").is_file())
         except OSError:
             return []
+
+    def studies(self) -> dict[str, Path]:
+        """Study folders: the root itself ("" for its name), or children holding study.json."""
+        if (self.root / STUDY_FILE).is_file():
+            return {"": self.root}
+        try:
+            return {p.name: p for p in sorted(self.root.iterdir()) if p.is_dir() and (p / STUDY_FILE).is_file()}
+        except OSError:
+            return {}
+
+    def entry_for(self, path: Path) -> RunEntry | None:
+        """The run entry of a run folder, by its path."""
+        self._scan()
+        target = Path(path).resolve()
+        return next((e for e in self._runs.values() if e.path.resolve() == target), None)
 
     def _scan(self) -> None:
         stamp = folder.mtime(self.root)
@@ -234,7 +269,7 @@ class Catalog:
             # appear inside an existing folder without touching the parent)
             if stamp == self._listed_at[0] and time.time() - self._listed_at[1] < 2.0 and self._runs:
                 return
-            found = {p.name: p for p in self._folders()}
+            found = self._folders()
             for name in list(self._runs):
                 if name not in found:
                     del self._runs[name]
