@@ -141,7 +141,8 @@ def load_spec(path: Path) -> StudySpec:
         try:
             cell_config(spec, Path("."), model, task_set, source=where)
         except ConfigError as exc:
-            raise StudyError(str(exc)) from None
+            text = str(exc)
+            raise StudyError(text if text.startswith(where) else f"{where}: {text}") from None
     return spec
 
 

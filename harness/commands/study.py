@@ -170,6 +170,7 @@ def _run_cells(args: argparse.Namespace, spec: Any, study_dir: Path, data: dict[
         cell["state"] = "running"
         write_study(study_dir, data)  # the cell's folder is known before it exists: a kill leaves no orphan
         run_args = argparse.Namespace(resume=resume, resume_changed=False, view=False, estimate=False, config=None,
+                                      strategy_options=None,
                                       **(budget if resume is not None else {}))
         options = CellOptions(config=None if resume is not None else config.replace(**budget),
                               run_id=cell["run_id"], limiter=limiter, resume_hint=resume_hint)
