@@ -405,7 +405,7 @@ def cost_points(attempts: pd.DataFrame, strategies: Sequence[str]) -> tuple[pd.D
     cost per task (per task over its attempts, then over tasks) in dollars (list price,
     cache-served answers included) and in tokens, each with its 95% CI (the same
     bootstrap resamples of tasks). The axis is dollars when every strategy's every
-    attempt had a price, else tokens; `pareto` marks the points on the front (nothing
+    attempt had a price and some cost more than $0, else tokens; `pareto` marks the points on the front (nothing
     cheaper is as accurate) on that axis."""
     cols = ["strategy", "pass", "ci_low", "ci_high", "tasks", "usd", "usd_ci_low", "usd_ci_high", "tokens",
             "tokens_ci_low", "tokens_ci_high", "calls", "priced", "pareto"]
@@ -424,7 +424,9 @@ def cost_points(attempts: pd.DataFrame, strategies: Sequence[str]) -> tuple[pd.D
                      "tasks": acc.tasks, "usd": usd.value, "usd_ci_low": usd.ci_low, "usd_ci_high": usd.ci_high,
                      "tokens": tok.value, "tokens_ci_low": tok.ci_low, "tokens_ci_high": tok.ci_high,
                      "calls": float(per_task["calls"].mean()), "priced": priced})
-    axis = "dollars" if rows and all(r["priced"] for r in rows) else "tokens"
+    # dollars when every attempt had a price and something cost money (a local model's
+    # answers cost $0: dollars would put every strategy at one point)
+    axis = "dollars" if rows and all(r["priced"] for r in rows) and any(r["usd"] > 0 for r in rows) else "tokens"
     x = "usd" if axis == "dollars" else "tokens"
     for row, on in zip(rows, pareto_front([(r[x], r["pass"]) for r in rows])):
         row["pareto"] = on

@@ -319,8 +319,13 @@ def estimate_lines(check: dict[str, Any]) -> list[str]:
         if actual is None:
             out.append(f"{label}: estimated {fmt(lo)} .. {fmt(hi)}; actual unknown (no price)")
             continue
+        share = f"; {pct(actual / hi)} of its most" if hi else ""
+        if key in ("output_tokens", "usd"):  # every answer counted at its whole max_tokens: bounds from above
+            where = f"above its most by {fmt(actual - hi)}" if actual > hi else "within its most"
+            out.append(f"{label}: estimated at most {fmt(lo)} .. {fmt(hi)} (every answer at its whole max_tokens), "
+                       f"actual {fmt(actual)}{so_far}: {where}{share}")
+            continue
         where = ("within the estimate" if lo <= actual <= hi else
                  f"below its fewest by {fmt(lo - actual)}" if actual < lo else f"above its most by {fmt(actual - hi)}")
-        share = f"; {pct(actual / hi)} of its most" if hi else ""
         out.append(f"{label}: estimated {fmt(lo)} .. {fmt(hi)}, actual {fmt(actual)}{so_far}: {where}{share}")
     return out

@@ -82,6 +82,8 @@ def test_cost_points_use_dollars_only_when_every_attempt_had_a_price():
     by = points.set_index("strategy")
     assert by.loc["a", "usd"] == pytest.approx(0.02) and by.loc["b", "pass"] == 0.5
     assert list(by["pareto"]) == [True, True, False]  # c costs most and passes least
+    free = [(t, s, p, 0.0, k) for t, s, p, _, k in rows]  # a local model's $0: no dollars to compare
+    assert metrics.cost_points(_attempts(free), ["a", "b", "c"])[1] == "tokens"
     rows[0] = ("t1", "a", True, None, 200)
     points, axis = metrics.cost_points(_attempts(rows), ["a", "b", "c"])
     assert axis == "tokens" and not points.set_index("strategy").loc["a", "priced"]
