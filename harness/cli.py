@@ -11,6 +11,7 @@ from typing import Sequence
 # `register` adds the parser and sets `func(args) -> int` as its default.
 COMMANDS: dict[str, str] = {
     "run": "run",
+    "study": "study",
     "report": "report",
     "compare": "compare",
     "export": "export",

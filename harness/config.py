@@ -107,6 +107,10 @@ class RunConfig:
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
     prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # model id -> {input, output, ...} $/Mtok
+    # A user's price table (harness/data/prices.toml's format) extending the shipped one.
+    price_table: Path | None = None
+    # The run's model's price, "IN/OUT[/CACHE_READ[/CACHE_WRITE]]" in $/Mtok: beats every table.
+    price: str | None = None
     oracle_feedback: bool = False  # ablation: feedback from hidden tests (reports flag it)
     # How io outputs (and APPS's call-based results) are judged (sandbox/worker/io_compare.py):
     # "strict", token for token with the source's float tolerance only between two
@@ -126,6 +130,13 @@ class RunConfig:
     recall_max_chars: int = 300
     prompts: Path | None = None  # a folder of templates overriding harness/prompts/ by name
     report: bool = True  # write the report at the end of the run
+    # Before the run: grade each task's reference (must pass) and a stub (must fail) on
+    # its hidden tests, and leave broken tasks out (harness/taskcheck.py).
+    check_tasks: bool = False
+    # Budgets over the whole run (every session): it stops cleanly once the model has
+    # answered this many calls (cache hits not counted) or this many dollars were spent.
+    max_calls: int | None = None
+    max_cost: float | None = None
 
     @property
     def strategies(self) -> tuple[str, ...]:
@@ -227,6 +238,8 @@ class RunConfig:
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1 (or left out: no limit), got {getattr(self, name)!r}")
         self._validate_recall()
+        self._validate_prices()
+        self._validate_budget()
         if self.memory_dir is None:
             # Beside the results folder, whatever folder the command starts in: with the
             # default --out (results/) that is the project's reflections/ folder.
@@ -289,6 +302,28 @@ class RunConfig:
         if recalling and self.executor == "ray":
             raise ConfigError(f"recall ({recalling[0]}) runs on the local executor only; drop --executor ray")
 
+    def _validate_budget(self) -> None:
+        if self.max_calls is not None and (not isinstance(self.max_calls, int) or isinstance(self.max_calls, bool)
+                                           or self.max_calls < 1):
+            raise ConfigError(f"max_calls must be an integer >= 1, got {self.max_calls!r}")
+        if self.max_cost is not None and (isinstance(self.max_cost, bool) or not isinstance(self.max_cost, (int, float))
+                                          or not self.max_cost > 0 or self.max_cost == float("inf")):
+            raise ConfigError(f"max_cost must be a number of dollars > 0, got {self.max_cost!r}")
+        if (self.max_calls is not None or self.max_cost is not None) and self.executor == "ray":
+            raise ConfigError("max_calls and max_cost stop runs on the local executor only for now; drop --executor ray "
+                              "or the budget")
+
+    def _validate_prices(self) -> None:
+        from harness.models.prices import PriceError, run_prices
+
+        if self.price_table is not None and not self.price_table.is_file():
+            raise ConfigError(f"price_table {str(self.price_table)!r} is not a file (a TOML price table: "
+                              '[models."<model id>"] input = ..., output = ..., in dollars per million tokens)')
+        try:
+            run_prices(self.prices, self.price_table, self.price)
+        except PriceError as exc:
+            raise ConfigError(str(exc)) from None
+
     def replace(self, **changes: Any) -> "RunConfig":
         return dataclasses.replace(self, **changes)
 
@@ -329,6 +364,9 @@ class RunConfig:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+        if "study" in data:
+            raise ConfigError(f"{path}: a [study] table is a study (several models or task sets): run it with "
+                              f"`python -m harness study {path}`")
         if "run" in data:
             stray = sorted(k for k in data if k != "run")
             if stray:
@@ -399,6 +437,8 @@ def _expected(name: str, tp: Any) -> str:
 def _hint(name: str) -> str | None:
     if name == "model":
         return "one model spec per run; to run several models, use `python -m harness study`"
+    if name == "tasks":
+        return "one task set per run; to run several task sets, use `python -m harness study`"
     if name == "strategy":
         return 'a strategy, a group, or several joined by commas in one string, e.g. "reflexion,baseline"'
     return None

@@ -55,7 +55,7 @@ def _call_label(task: Task, call) -> str:
 
 
 def _to_records(outcomes: Sequence[TestOutcome]) -> list[TestRecord]:
-    return [TestRecord(o.test, o.status, o.detail, o.strict_status) for o in outcomes]
+    return [TestRecord(o.test, o.status, o.detail, o.strict_status, round(o.duration_s, 4)) for o in outcomes]
 
 def grading_prelude(prompt: str, entry_point: str) -> str:
     """The task's own code the test may rely on: the prompt without the entry point.

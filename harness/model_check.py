@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.models.cache import CachedModel
+from harness.models.priced import PricedModel
 from harness.models.text_tools import TextToolModel
 from harness.models.base import ChatModel, Message, ModelError
 
@@ -41,7 +42,8 @@ def check_model(model: ChatModel, *, temperature: float, resuming: bool = False)
     """One call to the model (past any response cache); what run.json records of it.
     ModelCheckFailed when it does not answer."""
     target = model
-    while isinstance(target, (TextToolModel, CachedModel)):  # past the text protocol and the response cache
+    # past the text protocol, the run's prices and the response cache
+    while isinstance(target, (TextToolModel, PricedModel, CachedModel)):
         target = target.inner
     started = time.perf_counter()
     try:

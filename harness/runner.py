@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from tqdm import tqdm
 
 from harness import __version__
+from harness.budget import Budget, Spend
 from harness.config import RunConfig
 from harness.executors.local import ExecutorFactory, run_local, thread_pool
 from harness.hostinfo import available_cores
@@ -33,7 +34,7 @@ from harness.core import Stopped
 from harness.memory import MemoryStore
 from harness.models.base import ChatModel
 from harness.prompting import Prompts
-from harness.rundata import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, write_json
+from harness.rundata import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, read_errors, write_json
 from harness.tasks.base import TaskSet
 from harness.units import Unit, UnitFailure, UnitKey, Workbench, open_prompts, restore_lessons, units_for
 from sandbox import Sandbox
@@ -219,6 +220,8 @@ class RunResult:
     timings: dict[str, float]
     # units that did not finish this time: {"model_error": n, "unit_exception": m}
     failed: dict[str, int] = field(default_factory=dict)
+    # the budget that stopped the run ({kind, flag, limit, spent, at}); None if none did
+    budget_stop: dict[str, Any] | None = None
 
 
 class Runner:
@@ -240,6 +243,7 @@ class Runner:
         prompts: Prompts | None = None,
         resumed: bool = False,
         allow_changed: bool = False,
+        budget: Budget | None = None,
     ) -> None:
         self.config = config
         self.run_dir = run_dir
@@ -258,6 +262,9 @@ class Runner:
         self._changes: dict[str, dict[str, Any]] = {}
         self._served_known = False
         self._refusal: str | None = None
+        self.budget = budget or Budget()
+        self.budget_stop: dict[str, Any] | None = None
+        self._spend = Spend()
 
     # --- identity ---------------------------------------------------------------------
     def identified(self, identities: dict[str, dict[str, Any]]) -> None:
@@ -340,6 +347,10 @@ class Runner:
         for rec in existing:
             progress.add(rec)
         pending = [u for u in units if not any(r.final for r in by_attempt.get(u.key, []))]
+        # Budgets count every session's spending: a resume with the same budget stops at once.
+        self._spend = Spend.of(existing, read_errors(self.run_dir / "errors.jsonl"))
+        if self._budget_reached():
+            pending = []
 
         bar = tqdm(
             total=len(units), initial=len(units) - len(pending), unit="attempt",
@@ -358,6 +369,8 @@ class Runner:
                 log.append(record)
                 records.append(record)
                 by_attempt.setdefault((record.task_id, record.strategy, record.attempt), []).append(record)
+                self._spend.add(record.model_calls, record.cached_calls, record.cost_usd)
+                self._budget_reached()
             progress.add(record)
             bar.set_postfix_str(progress.postfix(), refresh=False)
 
@@ -414,7 +427,19 @@ class Runner:
             raise ResumeRefused(self._refusal)
         trials_s = time.perf_counter() - started - timings.get("cluster_start_s", 0.0)
         timings = {**timings, "trials_s": round(trials_s, 3)}
-        return RunResult(self.run_dir, self.header, records, timings, failed)
+        return RunResult(self.run_dir, self.header, records, timings, failed, self.budget_stop)
+
+    def _budget_reached(self) -> bool:
+        """Once the run's spending reaches a budget: no new trial starts (the calls of
+        trials in flight finish and are recorded); the stop is recorded once."""
+        if self.budget_stop is not None:
+            return True
+        hit = self.budget.reached(self._spend)
+        if hit is None:
+            return False
+        self.budget_stop = {**hit, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        self.stop.set()
+        return True
 
     def _recall_pool(self) -> str | None:
         """The frozen recall pool's file, as text (Ray nodes need not share this disk)."""
@@ -430,6 +455,10 @@ class Runner:
         at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         with self._log_lock:
             failed[failure.kind] = failed.get(failure.kind, 0) + 1
+            spent = failure.spent or {}
+            self._spend.add(int(spent.get("model_calls") or 0), int(spent.get("cached_calls") or 0),
+                            spent.get("cost_usd"))
+            self._budget_reached()
             append_error(self.run_dir / "errors.jsonl", {
                 "kind": failure.kind, "task_id": task.task_id, "strategy": strategy, "attempt": attempt,
                 "trial": failure.trial, "role": failure.role, "error": failure.error, "at": at,
@@ -441,18 +470,21 @@ class Runner:
 
 
 def prepare_run_dir(
-    config: RunConfig, tasks: TaskSet, sandbox_name: str, frozen: "FrozenPool | None" = None
+    config: RunConfig, tasks: TaskSet, sandbox_name: str, frozen: "FrozenPool | None" = None, *,
+    run_id: str | None = None, extra: dict[str, Any] | None = None,
 ) -> tuple[Path, dict[str, Any]]:
     """A new run folder with its run.json; with recall, the pool frozen from its source
-    (`frozen`, or read now), its source and digests under run.json's "recall"."""
+    (`frozen`, or read now), its source and digests under run.json's "recall".
+    `run_id`: the folder's name (default: a new one); `extra`: more of run.json (the
+    task check, the estimate)."""
     if config.recall_from and frozen is None:
         from harness.recall import freeze
 
         frozen = freeze(config, tasks)  # raises RecallError before any folder is made
-    run_id = new_run_id(config)
+    run_id = run_id or new_run_id(config)
     run_dir = config.out / run_id
     run_dir.mkdir(parents=True, exist_ok=False)
-    header = make_header(config, run_id, tasks, sandbox_name)
+    header = {**make_header(config, run_id, tasks, sandbox_name), **(extra or {})}
     if frozen is not None:
         header["recall"] = frozen.write(run_dir, config)
     write_json(run_dir / "run.json", header)

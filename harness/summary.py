@@ -18,6 +18,13 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return [line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
 
 
+def _cost(value: float | None, calls: int) -> str:
+    """Dollars; "unknown" for calls without a price (never 0), a dash for no calls."""
+    if value is not None:
+        return f"{value:.4f}"
+    return wording.UNKNOWN if calls > 0 else wording.DASH
+
+
 def format_summary(numbers: dict[str, Any]) -> str:
     """A run's numbers as plain text: status, times, the answer, caveats, the tables."""
     strategies: dict[str, dict[str, Any]] = numbers.get("strategies", {})
@@ -28,15 +35,19 @@ def format_summary(numbers: dict[str, Any]) -> str:
              f"time: {numbers['time']['text']}", ""]
     lines += numbers.get("answer") or []
     lines += [("WARNING: " if c["level"] == "red" else "note: ") + c["text"] for c in numbers.get("caveats") or []]
-    head = ["strategy", *(f"pass@{k} [95% CI]" for k in ks), "calls", "in tokens", "out tokens", "cost $",
-            "cached $", "unusable answers", "model errors", "summed time", "incomplete"]
+    hats = [k for k in ks if k > 1]  # pass^1 is pass@1
+    head = ["strategy", *(f"pass@{k} [95% CI]" for k in ks), *(f"pass^{k} [95% CI]" for k in hats), "calls",
+            "in tokens", "out tokens", "cost $", "cached $", "unusable answers", "model errors", "summed time",
+            "incomplete"]
     rows = []
     for name, s in strategies.items():
         rows.append([name, *(wording.rate_with_ci(s.get(f"pass@{k}"), *(s.get(f"pass@{k}_ci95") or [None, None]))
                              for k in ks),
+                     *(wording.rate_with_ci(s.get(f"pass^{k}"), *(s.get(f"pass^{k}_ci95") or [None, None]))
+                       for k in hats),
                      str(s["model_calls"]), f"{s['input_tokens']:,}", f"{s['output_tokens']:,}",
-                     f"{s['cost_usd']:.4f}" if s.get("cost_usd") is not None else wording.DASH,
-                     f"{s['cached_cost_usd']:.4f}" if s.get("cached_cost_usd") is not None else wording.DASH,
+                     _cost(s.get("cost_usd"), s["model_calls"] - s.get("cached_calls", 0)),
+                     _cost(s.get("cached_cost_usd"), s.get("cached_calls", 0)),
                      str(s["errors"]), str(s.get("model_errors", 0)), wording.duration(s["summed_s"]),
                      str(s.get("incomplete_attempts", 0))])
     lines += ["", *_table(head, rows)]
@@ -58,4 +69,8 @@ def format_summary(numbers: dict[str, Any]) -> str:
                  "attempts a model error stopped after its retries (errors.jsonl; not scored, --resume redoes them)")
     lines.append("summed time = every trial's own time added up over the workers (strategies run interleaved); "
                  "the elapsed time is on the time line above")
+    if numbers.get("model"):
+        lines.append(wording.model_line(numbers["model"]))
+    for line in (numbers.get("estimate_check") or {}).get("text") or []:
+        lines.append(f"estimate: {line}")
     return "\n".join(lines)

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, Sequence
 
 from harness.evaluator import BLIND_DOMAINS, DOMAINS, Evaluator, GradingError
 from harness.core import AttemptContext, AttemptIncomplete, LoopSettings, Stopped, lessons_of
-from harness.models.base import ChatModel, ModelSettings, Price
+from harness.models.base import ChatModel, ModelSettings
+from harness.models.prices import run_prices
 from harness.prompting import Prompts
 from harness.rundata import TrialRecord
 from harness.tasks.base import Task, TaskSet
@@ -93,7 +94,7 @@ def model_settings(config: "RunConfig", **extra: Any) -> ModelSettings:
         max_retries=config.max_retries,
         requests_per_minute=config.requests_per_minute,
         tokens_per_minute=config.tokens_per_minute,
-        prices={m: Price(**p) for m, p in config.prices.items()},
+        prices=run_prices(config.prices, config.price_table, config.price),
         cache_dir=config.cache_dir if config.cache else None,
         local_slots=config.local_slots or 1,
         tool_protocol=config.tool_protocol,

@@ -6,14 +6,31 @@ import os
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from harness.cli import UsageError, terminal_safe
 from harness.config import ConfigError, RunConfig
 
-# Settings a resumed run may change: how it runs, not what it measures.
-RESUMABLE_OVERRIDES = ("workers", "sandbox", "sandbox_workers", "cache", "report", "executor", "ray_address")
+# Settings a resumed run may change: how it runs, not what it measures (a budget: how far
+# it goes).
+RESUMABLE_OVERRIDES = ("workers", "sandbox", "sandbox_workers", "cache", "report", "executor", "ray_address",
+                       "max_calls", "max_cost")
+# The exit status of a run its budget stopped (--max-calls, --max-cost): not an error,
+# not complete; `--resume` with a higher budget continues it.
+EXIT_BUDGET = 3
+
+
+@dataclass(frozen=True)
+class CellOptions:
+    """How `harness study` runs one of its cells through this command."""
+
+    config: RunConfig | None = None  # a new cell's settings (None: args.resume names the cell to go on with)
+    run_id: str | None = None  # a new cell's run id: its folder's name under config.out
+    limiter: Any = None  # the rate limiter every cell of the study shares for this model
+    resume_hint: str | None = None  # the study's own resume command, said when a cell stops
+    on_folder: Callable[[Path], None] | None = None  # told the cell's run folder as soon as it exists
 
 
 def strategy_help() -> str:
@@ -37,8 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:
             "also be set in a TOML file given with --config (flags win)."
         ),
         epilog=(
-            "Only the TOML file takes `prices`: a table of model id -> {input, output, cache_read, "
-            "cache_write} in dollars per million tokens, overriding the built-in price table."
+            "Prices, last one winning: the built-in table (harness/data/prices.toml), --price-table FILE (the "
+            "same format, any model id), the TOML file's `prices` table (model id -> {input, output, cache_read, "
+            "cache_write}, dollars per million tokens) and --price IN/OUT for the run's model. A model without a "
+            "price has an unknown cost, never $0: reports then put tokens on the cost axis."
         ),
     )
     a = p.add_argument
@@ -92,6 +111,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--test-timeout", dest="test_timeout_s", type=float, metavar="SEC", help=f"per-test time limit (default {d.test_timeout_s})")
     a("--requests-per-minute", type=int, metavar="N", help="API rate limit shared by all workers")
     a("--tokens-per-minute", type=int, metavar="N", help="API token limit shared by all workers")
+    a("--price", metavar="IN/OUT", help="the model's price in dollars per million input/output tokens, e.g. 3/15 "
+      "(optionally /CACHE_READ/CACHE_WRITE; those default to the input price); beats every price table")
+    a("--price-table", type=Path, metavar="FILE", help="a TOML price table extending the built-in one: "
+      '[models."<model id>"] input = ..., output = ... (dollars per million tokens; harness/data/prices.toml\'s format)')
     a("--no-cache", dest="cache", action="store_const", const=False, help="do not use the response cache")
     a("--no-report", dest="report", action="store_const", const=False, help="skip the HTML/Markdown report")
     a("--oracle-feedback", action="store_const", const=True, help="ABLATION: feedback from the hidden tests (reports flag it)")
@@ -100,11 +123,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--no-model-check", dest="model_check", action="store_false",
       help="do not check the model with one cheap call before the run (an API model is checked by default, "
            "so a server that is not running or a wrong model name stops the command before the run folder exists)")
+    a("--check-tasks", action="store_const", const=True,
+      help="first grade each task's reference solution (must pass) and a stub (must fail) on its hidden tests in the "
+           "sandbox (as `harness tasks check`), and leave broken tasks out of the run (said in its caveats)")
+    a("--estimate", action="store_true",
+      help="print the expected model calls, tokens and dollars (at the fewest and at the most) from the strategies' "
+           "call structure and the tasks' prompt lengths, and exit without calling the model")
+    a("--max-calls", type=int, metavar="N", help="stop cleanly once the model has answered N calls over the whole run "
+      "(cache hits not counted; calls in flight finish); exit status 3; --resume with a higher budget continues")
+    a("--max-cost", type=float, metavar="USD", help="stop cleanly once the run has spent USD dollars (needs the model's "
+      "price); exit status 3; --resume with a higher budget continues")
     p.set_defaults(func=run_command)
 
 
 def _flag_values(args: argparse.Namespace) -> dict[str, Any]:
-    skip = {"command", "func", "config", "resume", "resume_changed", "view", "strategy_options", "model_check"}
+    skip = {"command", "func", "config", "resume", "resume_changed", "view", "strategy_options", "model_check", "estimate"}
     values = {k: v for k, v in vars(args).items() if k not in skip and v is not None}
     if args.strategy_options:
         options: dict[str, dict[str, str]] = {}
@@ -126,14 +159,45 @@ def build_config(args: argparse.Namespace) -> RunConfig:
     return RunConfig.from_dict(values, source="command line").validate()
 
 
-def run_command(args: argparse.Namespace) -> int:
+def run_command(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
     try:
-        return _run(args)
+        return _run(args, cell)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
 
 
-def _run(args: argparse.Namespace) -> int:
+def run_prices_of(config: RunConfig) -> tuple[Any, str]:
+    """The price of the run's model before any reply (the estimate, --max-cost) and where
+    it comes from; (None, "") when unknown."""
+    from harness.models.prices import load_table, model_id_of, price_for, run_prices
+
+    prices = run_prices(config.prices, config.price_table, config.price)
+    table = load_table()
+    price = price_for(model_id_of(config.model), prices, table)
+    if price is None:
+        return None, ""
+    if config.price:
+        return price, "--price"
+    if model_id_of(config.model) in prices or any(model_id_of(config.model).startswith(k + "-") for k in prices):
+        return price, str(config.price_table or "the run's prices")
+    return price, "harness/data/prices.toml"
+
+
+def estimate_of(config: RunConfig, tasks: Any, prompts: Any, *, strict: bool = True) -> dict[str, Any] | None:
+    """The run's estimate (harness/budget.py); a strategy that cannot be estimated is a
+    usage error when the estimate was asked for (`strict`), else no estimate (None)."""
+    from harness.budget import NoEstimate, estimate
+
+    price, source = run_prices_of(config)
+    try:
+        return estimate(tasks.tasks, config.strategies, config.to_dict(), prompts, price, price_source=source)
+    except NoEstimate as exc:
+        if strict:
+            raise UsageError(str(exc)) from None
+        return None
+
+
+def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
     # Imported here so `--help` and config errors stay fast.
     from harness.models import ModelConfigError
     from harness.prompting import PromptSetError
@@ -144,8 +208,12 @@ def _run(args: argparse.Namespace) -> int:
     from harness.units import check_prompts, open_prompts, open_workbench
     from sandbox import SandboxUnavailable
 
+    from harness.budget import Budget
+
     t0 = time.perf_counter()
     header: dict[str, Any] | None = None
+    if getattr(args, "estimate", False) and args.resume is not None:
+        raise UsageError("--estimate estimates a new run before it starts; drop --resume")
     if args.resume_changed and args.resume is None:
         raise UsageError("--resume-changed goes with --resume RUN_DIR")
     session = None  # the run's session lock, held until this process is done with the run
@@ -168,6 +236,8 @@ def _run(args: argparse.Namespace) -> int:
         if ignored:
             print(f"note: resuming uses the run's own settings; ignoring --{', --'.join(ignored)}", file=sys.stderr)
         config = config.replace(**overrides).validate()
+    elif cell is not None and cell.config is not None:
+        config = cell.config.validate()
     else:
         config = build_config(args)
 
@@ -179,6 +249,10 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if not tasks.tasks:
         raise UsageError(f"task set {config.tasks!r} selects no task")
+    if header is not None and isinstance(header.get("task_check"), dict):
+        # the tasks the check left out when the run started stay out (checked once)
+        left_out = {str(v.get("task_id")) for v in header["task_check"].get("left_out") or []}
+        tasks = tasks.select(task_ids=[t.task_id for t in tasks.tasks if t.task_id not in left_out])
     prompts = open_prompts(config.prompts)
     try:
         check_prompts(prompts)
@@ -203,13 +277,26 @@ def _run(args: argparse.Namespace) -> int:
             frozen = freeze(config, tasks)  # the source as it stands now, before any model is opened
         except RecallError as exc:
             raise UsageError(str(exc)) from None
+    if getattr(args, "estimate", False):
+        from harness.budget import format_estimate
+
+        print(format_estimate(estimate_of(config, tasks, prompts),
+                              f"estimate: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)} x "
+                              f"{config.samples} sample(s), up to {config.trials} trials; model {config.model}"))
+        return 0
+    budget = Budget(config.max_calls, config.max_cost)
+    if config.max_cost is not None and run_prices_of(config)[0] is None:
+        raise UsageError(f"--max-cost counts dollars, and {config.model!r} has no price: give --price IN/OUT (dollars "
+                         "per million tokens), or a --price-table that has it; or use --max-calls")
     if config.samples > 1 and config.temperature == 0.0:
         print("note: samples > 1 at temperature 0 gives near-identical attempts; pass@k>1 will say little", file=sys.stderr)
 
     workbench = None
     if config.executor != "ray":  # on Ray each node opens its own (harness/executors/ray_node.py)
         try:
-            workbench = open_workbench(config, prompts, languages=tuple({task.language for task in tasks.tasks}))
+            shared = {"limiter": cell.limiter} if cell is not None and cell.limiter is not None else {}
+            workbench = open_workbench(config, prompts, languages=tuple({task.language for task in tasks.tasks}),
+                                       **shared)
         except (ModelConfigError, SandboxUnavailable) as exc:
             raise UsageError(str(exc)) from None
     model = workbench.model if workbench is not None else None
@@ -218,13 +305,20 @@ def _run(args: argparse.Namespace) -> int:
     t_ready = time.perf_counter()
 
     if header is None:
-        run_dir, header = prepare_run_dir(config, tasks, config.sandbox, frozen)
+        extra: dict[str, Any] = {}
+        if config.check_tasks:
+            tasks, extra["task_check"] = _check_tasks(config, tasks, workbench)
+        extra["estimate"] = estimate_of(config, tasks, prompts, strict=False)  # the report says how far off it was
+        run_dir, header = prepare_run_dir(config, tasks, config.sandbox, frozen,
+                                          run_id=cell.run_id if cell is not None else None, extra=extra)
         session = SessionLock(run_dir).acquire()
         if checked is not None:  # what the check call cost, beside the trials (it decides nothing of them)
             from harness.rundata import write_json
 
             header = {**header, "model_check": checked}
             write_json(run_dir / "run.json", header)
+    if cell is not None and cell.on_folder is not None:
+        cell.on_folder(run_dir)
     print(
         f"run {header['run_id']}: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)}"
         f" x {config.samples} sample(s), up to {config.trials} trials; model {config.model}; "
@@ -245,6 +339,7 @@ def _run(args: argparse.Namespace) -> int:
     runner = Runner(
         config, run_dir, header, tasks, model, workbench.sandbox if workbench is not None else None,
         show_progress=True, prompts=prompts, resumed=args.resume is not None, allow_changed=args.resume_changed,
+        budget=budget,
     )
     try:
         result = runner.execute()
@@ -256,6 +351,8 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except RunInterrupted as exc:
         print(str(exc), file=sys.stderr)
+        if cell is not None and cell.resume_hint:
+            print(f"the study: resume it with: {cell.resume_hint}", file=sys.stderr)
         if workbench is not None:
             workbench.sandbox.close()
         sys.stderr.flush()
@@ -267,7 +364,8 @@ def _run(args: argparse.Namespace) -> int:
             fh.write(f"--- the run stopped\n{traceback.format_exc()}\n")
         print(
             f"error: the run stopped: {type(exc).__name__}: {terminal_safe(str(exc))} (traceback in {log}). Finished trials "
-            f"are saved; once fixed, resume with: python -m harness run --resume {run_dir}",
+            f"are saved; once fixed, resume with: "
+            f"{cell.resume_hint if cell is not None and cell.resume_hint else f'python -m harness run --resume {run_dir}'}",
             file=sys.stderr,
         )
         if workbench is not None:
@@ -368,6 +466,40 @@ def _failure_line(result: Any, failed: dict[str, int], scored: bool) -> str:
             f"Retry them with: {resume}")
 
 
+def _check_tasks(config: RunConfig, tasks: Any, workbench: Any) -> tuple[Any, dict[str, Any]]:
+    """--check-tasks: the task set without its broken tasks, and run.json's "task_check"."""
+    from harness.taskcheck import BROKEN, check_tasks, header_record, summary_line
+
+    sandbox = workbench.sandbox if workbench is not None else None
+    opened = None
+    if sandbox is None:  # on Ray the nodes open theirs; the check runs here
+        from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox
+
+        try:
+            languages = tuple(sorted({t.language for t in tasks.tasks} - {"python"}))
+            sandbox = opened = open_sandbox(SandboxConfig(backend=config.sandbox, workers=config.sandbox_workers,
+                                                          domains=("hidden",), languages=languages))
+        except SandboxUnavailable as exc:
+            raise UsageError(str(exc)) from None
+    try:
+        verdicts = check_tasks(tasks.tasks, sandbox, timeout_s=config.test_timeout_s, workers=config.sandbox_workers,
+                               compare_mode=config.io_compare)
+    finally:
+        if opened is not None:
+            opened.close()
+    for v in verdicts:
+        if v.status == BROKEN:
+            print(f"--check-tasks: left out {terminal_safe(v.task_id)}: {terminal_safe(v.reason)}", file=sys.stderr)
+    print(f"--check-tasks: {summary_line(verdicts)}", file=sys.stderr)
+    kept = [v.task_id for v in verdicts if v.status != BROKEN]
+    if not kept:
+        if workbench is not None:
+            workbench.close()
+        raise UsageError(f"--check-tasks: every task of {tasks.name} is broken; nothing to run "
+                         f"(see: python -m harness tasks check {config.tasks})")
+    return tasks.select(task_ids=kept), header_record(verdicts)
+
+
 def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> int:
     from harness.rundata import numbers
     from harness.summary import format_summary
@@ -378,7 +510,9 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
     failed = getattr(result, "failed", None) or {}
     # The run's numbers, computed once with the session's end recorded: summary.json,
     # the report and the table below all show them.
-    summary = numbers.end_session(result.run_dir, exit_code=1 if failed else 0, timings=timings)
+    budget_stop = getattr(result, "budget_stop", None)
+    exit_code = EXIT_BUDGET if budget_stop else 1 if failed else 0
+    summary = numbers.end_session(result.run_dir, exit_code=exit_code, timings=timings, budget_stop=budget_stop)
     if not records:  # every attempt stopped before its first trial: nothing to report, say why
         print(_failure_line(result, failed, scored=False) if failed else
               f"error: the run recorded no trial; its folder is {result.run_dir}", file=sys.stderr)
@@ -398,7 +532,8 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
             report_error = (f"error: the report could not be written ({type(exc).__name__}: "
                             f"{terminal_safe(' '.join(str(exc).split()))[:300]}; traceback in {log}). The results are "
                             f"saved; rebuild it with: python -m harness report {result.run_dir}")
-            summary = numbers.end_session(result.run_dir, exit_code=1, timings=timings)
+            summary = numbers.end_session(result.run_dir, exit_code=exit_code or 1, timings=timings,
+                                          budget_stop=budget_stop)
         timings["report_s"] = round(time.perf_counter() - t, 3)
     print(format_summary(summary))
     print(
@@ -410,7 +545,8 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
         print(f"report: {report_path}")
     if report_error is not None:
         print(report_error, file=sys.stderr)
+    if budget_stop:
+        print(f"budget: {summary['status']['text']}", file=sys.stderr)
     if failed:
         print(_failure_line(result, failed, scored=True), file=sys.stderr)
-        return 1
-    return 1 if report_error is not None else 0
+    return exit_code or (1 if report_error is not None else 0)

@@ -1,4 +1,4 @@
-"""`python -m harness tasks list SPEC` and `python -m harness tasks show SPEC TASK_ID`."""
+"""`python -m harness tasks list SPEC`, `tasks show SPEC TASK_ID` and `tasks check SPEC`."""
 from __future__ import annotations
 
 import argparse
@@ -21,6 +21,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     show.add_argument("spec", metavar="SPEC")
     show.add_argument("task_id", metavar="TASK_ID")
     show.set_defaults(func=show_command)
+    check = actions.add_parser(
+        "check", help="grade each task's reference solution (must pass) and a stub (must fail) on its hidden tests",
+        description="Grades each task's reference solution on its hidden tests (it must pass them all) and a stub "
+                    "(an entry point that returns None; for an io task a program that prints nothing: it must fail "
+                    "one), in the sandbox, and prints the broken tasks with the reason. Exit status 1 when any task "
+                    "is broken, 0 otherwise; a task without a reference solution is listed as not checked. "
+                    "`run --check-tasks` does the same first and leaves broken tasks out of the run.")
+    check.add_argument("spec", metavar="SPEC")
+    check.add_argument("--limit", type=int, metavar="N", help="only the first N tasks")
+    check.add_argument("--task-ids", metavar="ID,...", help="only these tasks")
+    check.add_argument("--sandbox", choices=["docker", "process"], default="docker",
+                       help="docker (default) or process: UNSAFE, the references run on this host without isolation")
+    check.add_argument("--sandbox-workers", type=int, metavar="N", default=None, help="gradings at once (default: CPU cores)")
+    check.add_argument("--test-timeout", dest="test_timeout_s", type=float, default=5.0, metavar="SEC",
+                       help="per-test time limit when the task sets none (default 5)")
+    check.set_defaults(func=check_command)
 
 
 def _load(spec: str) -> TaskSet:
@@ -93,3 +109,37 @@ def show_command(args: argparse.Namespace) -> int:
         _section(f"public example {i} of {len(task.public_tests)}", _shown(test))
     _section("canonical solution", task.canonical_solution or "(none)")
     return 0
+
+
+def check_command(args: argparse.Namespace) -> int:
+    from harness.hostinfo import available_cores
+    from harness.taskcheck import BROKEN, UNCHECKED, check_tasks, summary_line
+    from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox
+
+    task_set = _load(args.spec)
+    ids = [t.strip() for t in args.task_ids.split(",") if t.strip()] if args.task_ids else None
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(f"--limit must be an integer >= 1, got {args.limit}")
+    try:
+        task_set = task_set.select(task_ids=ids, limit=args.limit)
+    except TaskError as exc:
+        raise UsageError(str(exc)) from None
+    workers = args.sandbox_workers or available_cores()
+    try:
+        languages = tuple(sorted({t.language for t in task_set.tasks} - {"python"}))
+        sandbox = open_sandbox(SandboxConfig(backend=args.sandbox, workers=workers, domains=("hidden",),
+                                             languages=languages))
+    except SandboxUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        verdicts = check_tasks(task_set.tasks, sandbox, timeout_s=args.test_timeout_s, workers=workers)
+    finally:
+        sandbox.close()
+    for v in verdicts:
+        if v.status == BROKEN:
+            _say(f"BROKEN {v.task_id}: {v.reason}")
+    for v in verdicts:
+        if v.status == UNCHECKED:
+            _say(f"not checked {v.task_id}: {v.reason}")
+    print(f"{summary_line(verdicts)} in {task_set.name} ({task_set.digest})")
+    return 1 if any(v.status == BROKEN for v in verdicts) else 0

@@ -129,6 +129,11 @@ class TaskKind(ABC):
     def feedback(self, prompts: "Prompts", evaluation: Evaluation | None, error: str | None) -> str:
         """What the agent reads about its tests' results."""
 
+    def stub(self, task: "Task") -> tuple[str, str] | None:
+        """An answer that does nothing, and its name in words, for checking that a task's
+        hidden tests fail it (harness/taskcheck.py); None when the kind has none."""
+        return None
+
     def validate(self, task: "Task", where: str) -> None:
         """Raises TaskError when the task's hidden tests are not of this kind's form."""
 

@@ -42,6 +42,10 @@ class FunctionKind(TaskKind):
     def label(self, test: "Test") -> str:
         return str(test)
 
+    def stub(self, task: "Task") -> tuple[str, str]:
+        return (f"def {task.entry_point}(*args, **kwargs):\n    return None\n",
+                f"a {task.entry_point} that returns None")
+
     def tests_from_event(self, event: "TestsWritten") -> list["Test"]:
         return list(event.tests)
 

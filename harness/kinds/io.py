@@ -39,6 +39,9 @@ class IoKind(TaskKind):
     def label(self, test: "Test") -> str:
         return test.label()  # type: ignore[union-attr]
 
+    def stub(self, task: "Task") -> tuple[str, str]:
+        return "pass\n", "a program that prints nothing"
+
     def test_data(self, tests: Sequence["Test"]) -> list[dict[str, str]]:
         return [t.as_dict() for t in tests]  # type: ignore[union-attr]
 

@@ -198,8 +198,10 @@ def open_model(
     registry: ModelRegistry | None = None,
 ) -> ChatModel:
     """Opens the model named by `spec`: wrapped in the response cache when
-    settings.cache_dir is set, and in the text tool protocol when settings.tool_protocol
-    picks it (harness/models/text_tools.py)."""
+    settings.cache_dir is set, priced at settings.prices when any is given
+    (harness/models/priced.py, outside the cache: an answer it serves is priced at today's
+    prices), and in the text tool protocol when settings.tool_protocol picks it
+    (harness/models/text_tools.py)."""
     from harness.models.text_tools import with_tool_protocol
 
     settings = settings or ModelSettings()
@@ -209,6 +211,10 @@ def open_model(
             from harness.models.cache import CachedModel
 
             model = CachedModel(model, settings.cache_dir, cache_all=settings.cache_all)
+        if settings.prices:
+            from harness.models.priced import PricedModel
+
+            model = PricedModel(model, settings.prices)
         return with_tool_protocol(model, settings.tool_protocol)
     except BaseException:
         model.close()

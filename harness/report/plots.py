@@ -6,6 +6,7 @@ import io
 import re
 
 import matplotlib
+import matplotlib.lines
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -15,6 +16,7 @@ from harness.rundata.roles import is_reference, plot_style
 
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 _ORACLE_COLOR = "#888888"
+_FRONT_COLOR = "#555555"
 
 
 def _style(run: str, strategy: str, runs: list[str], strategies: list[str]) -> tuple[str, str, str]:
@@ -75,13 +77,17 @@ def pass1_by_trial_svg(table: pd.DataFrame, salt: str = "") -> str:
         label = _label(run, strategy, many)
         if is_reference(strategy):
             last = g.iloc[-1]
+            if last["pass"] is None or pd.isna(last["pass"]):
+                continue  # no complete sample yet
             ax.axhline(float(last["pass"]), color=color, linestyle=line, linewidth=1.5, label=f"{label} pass@1")
             if pd.notna(last["ci_low"]) and pd.notna(last["ci_high"]):
                 ax.axhspan(float(last["ci_low"]), float(last["ci_high"]), color=color,
                            alpha=0.06 if many else 0.10, linewidth=0)
             continue
-        ax.plot(g["trial"], g["pass"], marker=marker, linestyle=line, color=color, label=label)
-        ax.fill_between(g["trial"], g["ci_low"], g["ci_high"], color=color, alpha=0.08 if many else 0.15,
+        # no complete attempt yet (a run stopped early): None, drawn as nothing
+        num = {c: pd.to_numeric(g[c], errors="coerce").astype(float) for c in ("trial", "pass", "ci_low", "ci_high")}
+        ax.plot(num["trial"], num["pass"], marker=marker, linestyle=line, color=color, label=label)
+        ax.fill_between(num["trial"], num["ci_low"], num["ci_high"], color=color, alpha=0.08 if many else 0.15,
                         linewidth=0)
     ax.set_xlabel("trial t (implementation at min(t, last trial))")
     ax.set_ylabel("pass@1 (hidden tests)")
@@ -130,3 +136,89 @@ def compute_svg(curve: pd.DataFrame, salt: str = "") -> str:
             ax.text(0.5, 0.5, "no task scored yet", ha="center", va="center", transform=ax.transAxes, color="#888888")
     fig.suptitle("Pass rate against compute: one point per trial budget t (or baseline samples k)", fontsize=10)
     return svg(fig, f"compute{salt}")
+
+
+AXIS_LABELS = {
+    "dollars": "mean US dollars per task (list price)",
+    "tokens": "mean tokens per task (a price is unknown)",
+}
+
+
+def cost_svg(panels: list[tuple[str, pd.DataFrame, str]], salt: str = "") -> str:
+    """Accuracy against cost: per panel (title, the numbers' cost_points, axis) each
+    strategy a point with its 95% CIs (pass@1 up and down, cost sideways) and the Pareto
+    front (nothing cheaper is as accurate) drawn as a step line through its points."""
+    n = max(1, len(panels))
+    cols = min(n, 3)
+    rows = (n + cols - 1) // cols
+    fig = Figure(figsize=(4.6 * cols, 3.9 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    order: list[str] = list(dict.fromkeys(s for _, df, _ in panels if not df.empty for s in df["strategy"]))
+    for ax, (title, df, axis) in zip(axes, panels or [("", pd.DataFrame(), "tokens")]):
+        x, lo, hi = ("usd", "usd_ci_low", "usd_ci_high") if axis == "dollars" else \
+            ("tokens", "tokens_ci_low", "tokens_ci_high")
+        if not df.empty:
+            for r in df.to_dict("records"):
+                if r[x] is None or pd.isna(r[x]) or r["pass"] is None or pd.isna(r["pass"]):
+                    continue
+                color = _COLORS[order.index(r["strategy"]) % len(_COLORS)]
+                _, marker = plot_style(r["strategy"])
+                xerr = [[max(0.0, r[x] - r[lo]) if pd.notna(r[lo]) else 0.0],
+                        [max(0.0, r[hi] - r[x]) if pd.notna(r[hi]) else 0.0]]
+                yerr = [[max(0.0, r["pass"] - r["ci_low"]) if pd.notna(r["ci_low"]) else 0.0],
+                        [max(0.0, r["ci_high"] - r["pass"]) if pd.notna(r["ci_high"]) else 0.0]]
+                ax.errorbar([r[x]], [r["pass"]], xerr=xerr, yerr=yerr, marker=marker, color=color, capsize=3,
+                            linestyle="none", label=_label("", r["strategy"], False))
+            front = df[df["pareto"].astype(bool)].sort_values(x) if "pareto" in df else df.iloc[0:0]
+            if len(front):
+                xs, ys = list(front[x].astype(float)), list(front["pass"].astype(float))
+                ax.step(xs, ys, where="post", color=_FRONT_COLOR, linestyle="--", linewidth=1,
+                        label="Pareto front (nothing cheaper is as accurate)", zorder=0)
+        ax.set_xlabel(AXIS_LABELS.get(axis, axis), fontsize=8)
+        ax.set_ylabel("pass@1 (hidden tests)")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlim(left=0)
+        ax.grid(alpha=0.3)
+        if title:
+            ax.set_title(title.replace("$", r"\$"), fontsize=9)
+        ax.legend(loc="lower right", fontsize=6)
+    for ax in axes[len(panels or [None]):]:
+        ax.set_visible(False)
+    fig.suptitle("Accuracy against cost: each strategy with its 95% CIs; dashed: the Pareto front", fontsize=10)
+    return svg(fig, f"cost{salt}")
+
+
+_EFFECT_STYLE = {"isolates": ("#d62728", "o"), "rival": ("#1f77b4", "s"), "total": ("#555555", "^")}
+
+
+def forest_svg(effects: pd.DataFrame, salt: str = "") -> str:
+    """A forest plot of paired effects: one row per (cell, effect), the difference in
+    pass@1 in points with its paired 95% CI, McNemar's p at the right, 0 marked."""
+    rows = effects.to_dict("records") if not effects.empty else []
+    fig = Figure(figsize=(9.0, 0.45 * max(3, len(rows)) + 1.2))
+    ax = fig.add_subplot()
+    labels = []
+    for i, r in enumerate(reversed(rows)):
+        y = i
+        color, marker = _EFFECT_STYLE.get(str(r.get("effect")), (_FRONT_COLOR, "d"))
+        diff, lo, hi = (r.get(k) for k in ("diff", "ci_low", "ci_high"))
+        if diff is not None and pd.notna(diff):
+            xerr = [[100 * (diff - lo)] if lo is not None and pd.notna(lo) else [0.0],
+                    [100 * (hi - diff)] if hi is not None and pd.notna(hi) else [0.0]]
+            ax.errorbar([100 * diff], [y], xerr=xerr, marker=marker, color=color, capsize=3, linestyle="none")
+        p = r.get("p_value")
+        ax.annotate(f"p = {p:.2g}" if p is not None and pd.notna(p) else "", xy=(1.01, y), xycoords=("axes fraction", "data"),
+                    fontsize=7, va="center")
+        labels.append(f"{r.get('cell', '')}: {r.get('a')} \u2212 {r.get('b')}".replace("$", r"\$"))
+    ax.axvline(0.0, color="#999999", linewidth=1)
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.set_ylim(-0.7, max(len(labels), 1) - 0.3)
+    ax.set_xlabel("difference in pass@1, points (paired bootstrap 95% CI); McNemar's exact p at the right")
+    ax.grid(alpha=0.3, axis="x")
+    handles = [matplotlib.lines.Line2D([], [], color=c, marker=m, linestyle="none", label=k)
+               for k, (c, m) in _EFFECT_STYLE.items()]
+    ax.legend(handles=handles, labels=["isolates the idea", "compute-matched", "total, against the baseline"],
+              loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(rows) > 6 else -0.25), ncol=3, fontsize=7)
+    ax.set_title("Effects per model and task set", fontsize=10)
+    return svg(fig, f"forest{salt}")

@@ -82,14 +82,14 @@ class View:
     csv: str | None = None
 
 
-_RATES = {"pass", "ci_low", "ci_high", "pass@1", "fp_rate", "fn_rate", "share", "pass_rate",
+_RATES = {"pass", "ci_low", "ci_high", "pass@1", "fp_rate", "fn_rate", "share", "pass_rate", "pass@k", "pass^k",
           "oracle_best_of_k_calls", "oracle_best_of_k_tokens"}
 
 
 def _fmt(value: Any, column: str) -> str:
     """One format per kind of number (harness.rundata.wording)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return wording.DASH
+        return wording.UNKNOWN if column in ("cost_usd", "cached_cost_usd") else wording.DASH
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
@@ -255,6 +255,11 @@ def headline(sources: Sequence[Source]) -> tuple[View, pd.DataFrame]:
                 lo, hi = s.get(f"{key}_ci95", [None, None])
                 entry[f"{key} [95% CI]"] = wording.rate_with_ci(s.get(key), lo, hi)
                 values.update({key: s.get(key), f"{key} ci_low": lo, f"{key} ci_high": hi})
+                if k > 1 and f"pass^{k}" in s:  # pass^1 is pass@1
+                    hat = f"pass^{k}"
+                    lo, hi = s.get(f"{hat}_ci95", [None, None])
+                    entry[f"{hat} [95% CI] (all {k} pass)"] = wording.rate_with_ci(s.get(hat), lo, hi)
+                    values.update({hat: s.get(hat), f"{hat} ci_low": lo, f"{hat} ci_high": hi})
             for t, value in enumerate(s["pass@1_by_trial"], 1):
                 entry[f"pass@1 at trial {t}"] = wording.pct(value)
                 values[f"pass@1 at trial {t}"] = value
@@ -368,11 +373,22 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
     t["paired"] = _paired_table(sources)
     t["agents"] = _agent_frame(sources)
     t["stop_reasons"] = _stop_frame(sources)
+    t["cost_points"] = _table(sources, "cost_points")
     return {
-        "pass_at_k": _view("pass_at_k", "pass@k", "Unbiased estimator (Chen et al. 2021) over each task's complete "
-                           "attempts, final trials only; mean over the tasks every strategy completed, with a 95% "
-                           "bootstrap CI (2000 resamples of tasks, seeded).", t["pass_at_k"], single, "pass_at_k.csv",
-                           ci=True),
+        "cost_points": _view("cost_points", "Accuracy against cost", "Each strategy's pass@1 with its 95% CI against "
+                             "its mean cost per task (per task over its attempts, then over the tasks every strategy "
+                             "completed) in dollars at list price (usd: answers the response cache served are "
+                             "included, at what they cost) and in tokens, each with its 95% CI over the same "
+                             "bootstrap resamples of tasks. priced = every attempt had a price; where one had none "
+                             "the plot's axis is tokens and usd is unknown, never $0. pareto = on the front "
+                             "(nothing cheaper is as accurate) of the plot's axis.",
+                             _cost_frame(t["cost_points"]), single, "cost_points.csv"),
+        "pass_at_k": _view("pass_at_k", "pass@k and pass^k", "pass@k: at least one of k samples passes, by the "
+                           "unbiased estimator (Chen et al. 2021); pass^k: all k samples pass (the reliability of k "
+                           "tries in a row), by its unbiased counterpart C(c, k) / C(n, k), from the same samples. "
+                           "Over each task's complete attempts, final trials only; mean over the tasks every strategy "
+                           "completed, each with a 95% bootstrap CI (2000 resamples of tasks, seeded).",
+                           _pass_at_k_frame(t["pass_at_k"]), single, "pass_at_k.csv"),
         "pass1_by_trial": _view("pass1_by_trial", "pass@1 by trial, table", "Share of attempts whose implementation "
                                 "at trial min(t, last trial) passes the hidden tests (per task over attempts, then "
                                 "over tasks).", t["by_trial"], single, "pass1_by_trial.csv", ci=True),
@@ -404,7 +420,7 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
                            "incomplete attempts included. summed_s adds up every trial's own time over the workers: "
                            "it is not the elapsed time (given above the tables). cost_usd is money spent; "
                            "cached_cost_usd what the answers served by the response cache cost when first made (not "
-                           "spent again). '\u2013' = the backend reports no price.", t["resources"], single,
+                           "spent again). unknown = no price for the model (--price, or a price table): never counted as $0.", t["resources"], single,
                            "resources.csv"),
         "agents": _view("agents", "Agents: turns and tool calls", "Strategies whose trials are episodes of a "
                         "tool-using agent, over every recorded trial: episodes, model turns, tool calls by tool, calls "
@@ -415,6 +431,64 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
                               "stop reason, per strategy.", t["stop_reasons"], single, "stop_reasons.csv"),
         "per_task": _per_task_view(sources, single, port),
     }, t
+
+
+def _cost_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """The cost points as shown: pass@1 and its CI, dollars and tokens per task with theirs."""
+    if df.empty:
+        return df
+    out = pd.DataFrame({"strategy": df["strategy"], "pass@1": df["pass"],
+                        "pass@1 95% CI": [wording.ci(lo, hi) for lo, hi in zip(df["ci_low"], df["ci_high"])],
+                        "usd per task": [wording.money(v) for v in df["usd"]],
+                        "usd 95% CI": [f"[{wording.money(lo)}, {wording.money(hi)}]" if pd.notna(lo) else
+                                       wording.UNKNOWN for lo, hi in zip(df["usd_ci_low"], df["usd_ci_high"])],
+                        "tokens per task": df["tokens"],
+                        "tokens 95% CI": [f"[{lo:,.0f}, {hi:,.0f}]" if pd.notna(lo) else wording.DASH
+                                          for lo, hi in zip(df["tokens_ci_low"], df["tokens_ci_high"])],
+                        "priced": df["priced"], "pareto": df["pareto"], "tasks": df["tasks"]})
+    if "run" in df.columns:
+        out.insert(0, "run", df["run"])
+    return out
+
+
+def cost_panels(sources: Sequence[Source]) -> list[tuple[str, pd.DataFrame, str]]:
+    """One accuracy-against-cost panel per run."""
+    return [("" if len(sources) == 1 else s.label, pd.DataFrame(s.numbers.get("cost_points") or []),
+             str(s.numbers.get("cost_axis") or "tokens")) for s in sources]
+
+
+def _pass_at_k_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """The pass@k table as shown: pass@k and pass^k side by side, each with its CI."""
+    if df.empty:
+        return df
+    out = pd.DataFrame({"strategy": df["strategy"], "k": df["k"], "pass@k": df["pass"],
+                        "pass@k 95% CI": [wording.ci(lo, hi) for lo, hi in zip(df["ci_low"], df["ci_high"])]})
+    if "pass_hat" in df.columns:
+        out["pass^k"] = df["pass_hat"]
+        out["pass^k 95% CI"] = [wording.ci(lo, hi) for lo, hi in zip(df["pass_hat_ci_low"], df["pass_hat_ci_high"])]
+    out["tasks"] = df["tasks"]
+    if "excluded" in df.columns:
+        out["excluded"] = df["excluded"]
+    if "run" in df.columns:
+        out.insert(0, "run", df["run"])
+    return out
+
+
+def tests_frame(sources: Sequence[Source]) -> pd.DataFrame:
+    """tests.csv: one row per test run on a trial's implementation: the attempt's own
+    tests (domain agent: their results reached the agent) and the hidden tests (domain
+    hidden: measurement only), with status and the seconds it took (blank when the
+    record does not say)."""
+    rows = []
+    for s in sources:
+        for r in s.run.records:
+            for domain, results in (("agent", r.internal_results), ("hidden", r.hidden_results)):
+                for t in results:
+                    rows.append({"run": s.label, "task_id": r.task_id, "strategy": r.strategy, "attempt": r.attempt,
+                                 "trial": r.trial, "domain": domain, "test": t.test, "status": t.status,
+                                 "seconds": getattr(t, "seconds", None)})
+    return pd.DataFrame(rows, columns=["run", "task_id", "strategy", "attempt", "trial", "domain", "test", "status",
+                                       "seconds"])
 
 
 def _paired_table(sources: Sequence[Source], across: dict[str, Any] | None = None) -> pd.DataFrame:
@@ -462,9 +536,25 @@ def _run_info(src: Source, port: int) -> dict[str, Any]:
         "oracle_feedback": src.numbers["oracle_feedback"],
         "status": src.numbers["status"]["text"], "state": src.numbers["status"]["state"],
         "time": src.numbers["time"]["text"],
+        "estimate": (src.numbers.get("estimate_check") or {}).get("text") or [],
+        "model_calls": wording.model_line(src.numbers.get("model")),
+        "task_check": _task_check_text(head),
         "config_json": json.dumps(cfg, indent=2, sort_keys=True, default=str),
         "versions": json.dumps(head.get("versions") or {}, sort_keys=True, default=str),
     }
+
+
+def _task_check_text(header: dict[str, Any]) -> str:
+    """What --check-tasks found before the run ("" when it did not run)."""
+    check = header.get("task_check")
+    if not isinstance(check, dict):
+        return ""
+    left = check.get("left_out") or []
+    text = (f"{check.get('checked', 0)} tasks checked before the run (reference solution must pass its hidden tests, "
+            f"a stub must fail them): {check.get('ok', 0)} ok, {len(left)} broken and left out")
+    if check.get("unchecked"):
+        text += f", {len(check['unchecked'])} without a reference solution (not checked, kept)"
+    return text + "".join(f"; {v.get('task_id')}: {v.get('reason')}" for v in left[:10])
 
 
 def _env(markdown: bool = False) -> jinja2.Environment:
@@ -538,7 +628,8 @@ def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int
             "paired.csv": tables["paired"], "self_test.csv": tables["self_test"],
             "stopped_on_false_positive.csv": tables["stopped_fp"], "resources.csv": tables["resources"],
             "agents.csv": tables["agents"], "stop_reasons.csv": tables["stop_reasons"],
-            "per_task.csv": per_task_frame(sources)}
+            "per_task.csv": per_task_frame(sources), "tests.csv": tests_frame(sources),
+            "cost_points.csv": tables["cost_points"]}
     head_view, head_df = headline(sources)
     csvs["headline.csv"] = head_df
     for name, df in csvs.items():
@@ -547,6 +638,8 @@ def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int
     compute_svg = plots.compute_svg(tables["compute_curve"])
     (out_dir / "pass1_by_trial.svg").write_text(trial_svg, encoding="utf-8", errors="backslashreplace")
     (out_dir / "compute.svg").write_text(compute_svg, encoding="utf-8", errors="backslashreplace")
+    cost_svg = plots.cost_svg(cost_panels(sources))
+    (out_dir / "cost.svg").write_text(cost_svg, encoding="utf-8", errors="backslashreplace")
     answers = []
     if across is not None:
         answers.append({"run": "across runs", "lines": across["answer"], "caveats": across["caveats"]})
@@ -556,6 +649,7 @@ def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int
         "oracle": [s.label for s in sources if s.numbers["oracle_feedback"]],
         "views": {**views, "headline": head_view},
         "plot_trial": Markup(plots.inline(trial_svg)), "plot_compute": Markup(plots.inline(compute_svg)),
+        "plot_cost": Markup(plots.inline(cost_svg)),
         "tasks": task_views(sources[0], view_port) if single else [],
         "generated": f"harness {__version__}",
     }

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Sequence
 import pandas as pd
 
 from harness.rundata.agents import trial_counts
+from harness.rundata.modelcalls import call_facts
 from harness.rundata.records import ErrorRecord, TrialRecord
 
 KEYS = ["task_id", "strategy", "attempt"]
@@ -29,6 +30,8 @@ TRIAL_COLUMNS = (
     "strict_changed", "strict_passed",
     # tool-using agents (harness/rundata/agents.py): turns, tool calls by tool, calls not ok, the episode's end
     "turns", "tool_calls", "tool_errors", "episode_stop",
+    # per model call (harness.rundata.modelcalls): latencies, retried statuses, how known
+    "call_latencies", "call_retries", "latency_basis", "retries_recorded",
 )
 
 
@@ -47,6 +50,7 @@ def trial_row(r: TrialRecord) -> tuple:
     """A record's row of TRIAL_COLUMNS. wrong_tests: self-tests the reference solution
     fails (the record's internal_reference), -1 when not checked."""
     ref = r.internal_reference
+    calls = call_facts(r)
     oracle = r.oracle_feedback or bool((r.testgen or {}).get("oracle_feedback", False))
     return (
         r.task_id, r.strategy, r.attempt, r.trial, r.final, r.stop_reason, bool(r.hidden_passed),
@@ -56,6 +60,7 @@ def trial_row(r: TrialRecord) -> tuple:
         sum(1 for h in r.hidden_results if h.status == "passed"),
         -1 if ref is None else sum(1 for h in ref if h.status != "passed"),
         oracle, r.task_kind or "function", *_strict(r), *trial_counts(r.events),
+        calls.latencies, calls.retries, calls.basis, calls.retries_recorded,
     )
 
 
@@ -89,13 +94,21 @@ def trials_frame(records: Iterable[TrialRecord] = (), *, rows: Sequence[tuple] |
 def attempts_frame(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per complete attempt: task_id, strategy, attempt, trials (the final trial
     number), passed, stop_reason, error, calls (the compute the strategy asked for,
-    response-cache hits included), tokens (input + output)."""
+    response-cache hits included), tokens (input + output), cost (dollars at list
+    price, cache hits included; NaN when any of its trials had no price)."""
     done = trials[trials["complete"]]
-    cols = KEYS + ["trials", "passed", "stop_reason", "error", "calls", "tokens"]
+    cols = KEYS + ["trials", "passed", "stop_reason", "error", "calls", "tokens", "cost"]
     if done.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
-    spend = done.assign(calls=done["model_calls"], tokens=done["input_tokens"] + done["output_tokens"]) \
-        .groupby(KEYS)[["calls", "tokens"]].sum()
+    # cost: what its calls cost at list price, cache-served answers included (the compute
+    # asked for, as calls count them); NaN when a trial that called the model had no price
+    paid = done["cost_usd"].astype(float).fillna(0.0) + done["cached_cost_usd"].astype(float).fillna(0.0)
+    unknown = (done["model_calls"] > 0) & done["cost_usd"].isna() & done["cached_cost_usd"].isna()
+    spend = done.assign(calls=done["model_calls"], tokens=done["input_tokens"] + done["output_tokens"],
+                        cost=paid, unpriced=unknown).groupby(KEYS).agg(
+        calls=("calls", "sum"), tokens=("tokens", "sum"), cost=("cost", "sum"), unpriced=("unpriced", "any"))
+    spend["cost"] = spend["cost"].where(~spend["unpriced"].astype(bool))
+    spend = spend.drop(columns="unpriced")
     final = done[done["final"]].set_index(KEYS)
     out = pd.DataFrame({
         "trials": final["trial"].astype(int),

@@ -58,6 +58,29 @@ def per_task_pass_at_k(attempts: pd.DataFrame, strategy: str, k: int) -> pd.Seri
     return pd.Series(values, index=grouped.index.astype(str), dtype=float, name=f"pass@{k}").sort_index()
 
 
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k for one task: the chance that k samples drawn from the n, without
+    replacement, all pass, C(c, k) / C(n, k) (an unbiased estimate of p^k: the
+    reliability of k tries in a row, where pass@k is the chance of one success in k)."""
+    if not (0 <= c <= n) or k < 1:
+        raise ValueError(f"pass_hat_k needs 0 <= c <= n and k >= 1, got n={n}, c={c}, k={k}")
+    if k > n:
+        raise ValueError(f"pass^{k} needs at least {k} samples per task, got n={n}")
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def per_task_pass_hat_k(attempts: pd.DataFrame, strategy: str, k: int) -> pd.Series:
+    """pass^k per task (index task_id) for one strategy, from the same complete
+    attempts as pass@k; tasks with fewer than k complete attempts are left out."""
+    sub = attempts[attempts["strategy"] == strategy]
+    grouped = sub.groupby("task_id")["passed"].agg(["size", "sum"])
+    grouped = grouped[grouped["size"] >= k]
+    if grouped.empty:
+        return pd.Series([], dtype=float, name=f"pass^{k}")
+    values = [pass_hat_k(int(n), int(c), k) for n, c in zip(grouped["size"], grouped["sum"])]
+    return pd.Series(values, index=grouped.index.astype(str), dtype=float, name=f"pass^{k}").sort_index()
+
+
 # --------------------------------------------------------------------------- bootstrap
 
 _WEIGHTS: dict[int, np.ndarray] = {}
@@ -112,14 +135,18 @@ def estimate(per_task: pd.Series | np.ndarray) -> Estimate:
 
 
 def pass_at_k_table(attempts: pd.DataFrame, strategies: Sequence[str], ks: Sequence[int]) -> pd.DataFrame:
-    """Rows (strategy, k): pass@k averaged over tasks with its 95% bootstrap CI."""
+    """Rows (strategy, k): pass@k averaged over tasks with its 95% bootstrap CI, and
+    pass^k (every one of k samples passes) from the same samples, with its own."""
     rows = []
     for strategy in strategies:
         for k in ks:
             est = estimate(per_task_pass_at_k(attempts, strategy, k))
+            hat = estimate(per_task_pass_hat_k(attempts, strategy, k))
             rows.append({"strategy": strategy, "k": k, "pass": est.value,
-                         "ci_low": est.ci_low, "ci_high": est.ci_high, "tasks": est.tasks})
-    return pd.DataFrame(rows, columns=["strategy", "k", "pass", "ci_low", "ci_high", "tasks"])
+                         "ci_low": est.ci_low, "ci_high": est.ci_high, "tasks": est.tasks,
+                         "pass_hat": hat.value, "pass_hat_ci_low": hat.ci_low, "pass_hat_ci_high": hat.ci_high})
+    return pd.DataFrame(rows, columns=["strategy", "k", "pass", "ci_low", "ci_high", "tasks", "pass_hat",
+                                       "pass_hat_ci_low", "pass_hat_ci_high"])
 
 
 # --------------------------------------------------------------------------- by trial
@@ -355,6 +382,55 @@ def compute_matched(attempts: pd.DataFrame, strategies: Sequence[str]) -> pd.Dat
                      "baseline_tokens_per_sample": b_tokens, "k_calls": k_c, "oracle_best_of_k_calls": p_c,
                      "k_tokens": k_t, "oracle_best_of_k_tokens": p_t, "baseline_samples": n_min})
     return pd.DataFrame(rows, columns=cols)
+
+
+# --------------------------------------------------------------------------- cost
+
+COST_AXES = ("dollars", "tokens")
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[bool]:
+    """For (cost, accuracy) points: True where no other point is at least as cheap and
+    more accurate, or cheaper and as accurate (a point's equal twin is on the front too)."""
+    out = []
+    for i, (x, y) in enumerate(points):
+        dominated = any((xo <= x and yo > y) or (xo < x and yo >= y)
+                        for j, (xo, yo) in enumerate(points) if j != i)
+        out.append(not dominated and math.isfinite(x) and math.isfinite(y))
+    return out
+
+
+def cost_points(attempts: pd.DataFrame, strategies: Sequence[str]) -> tuple[pd.DataFrame, str]:
+    """Accuracy against cost, one point per strategy: pass@1 with its 95% CI, and the mean
+    cost per task (per task over its attempts, then over tasks) in dollars (list price,
+    cache-served answers included) and in tokens, each with its 95% CI (the same
+    bootstrap resamples of tasks). The axis is dollars when every strategy's every
+    attempt had a price and some cost more than $0, else tokens; `pareto` marks the points on the front (nothing
+    cheaper is as accurate) on that axis."""
+    cols = ["strategy", "pass", "ci_low", "ci_high", "tasks", "usd", "usd_ci_low", "usd_ci_high", "tokens",
+            "tokens_ci_low", "tokens_ci_high", "calls", "priced", "pareto"]
+    rows = []
+    for strategy in strategies:
+        att = attempts[attempts["strategy"] == strategy]
+        if att.empty:
+            continue
+        per_task = att.assign(passed=att["passed"].astype(float), cost=att["cost"].astype(float)) \
+            .groupby("task_id")[["passed", "cost", "tokens", "calls"]].mean()
+        acc = estimate(per_task["passed"])
+        priced = bool(per_task["cost"].notna().all())
+        usd = estimate(per_task["cost"]) if priced else Estimate(math.nan, math.nan, math.nan, 0)
+        tok = estimate(per_task["tokens"].astype(float))
+        rows.append({"strategy": strategy, "pass": acc.value, "ci_low": acc.ci_low, "ci_high": acc.ci_high,
+                     "tasks": acc.tasks, "usd": usd.value, "usd_ci_low": usd.ci_low, "usd_ci_high": usd.ci_high,
+                     "tokens": tok.value, "tokens_ci_low": tok.ci_low, "tokens_ci_high": tok.ci_high,
+                     "calls": float(per_task["calls"].mean()), "priced": priced})
+    # dollars when every attempt had a price and something cost money (a local model's
+    # answers cost $0: dollars would put every strategy at one point)
+    axis = "dollars" if rows and all(r["priced"] for r in rows) and any(r["usd"] > 0 for r in rows) else "tokens"
+    x = "usd" if axis == "dollars" else "tokens"
+    for row, on in zip(rows, pareto_front([(r[x], r["pass"]) for r in rows])):
+        row["pareto"] = on
+    return pd.DataFrame(rows, columns=cols), axis
 
 
 # --------------------------------------------------------------------------- self-tests

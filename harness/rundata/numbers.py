@@ -9,7 +9,7 @@ with the same meaning; fields may be added, never renamed or removed)::
     completed: every figure uses these), tasks_excluded, excluded_tasks (ids), samples,
     trials (budget), k, oracle_feedback, harness_errors (lines of errors.jsonl),
     trial_record_schema,
-    strategies: {name: {pass@<k>, pass@<k>_ci95, pass@1_by_trial, pass@1_by_trial_ci95,
+    strategies: {name: {pass@<k>, pass@<k>_ci95, pass^<k>, pass^<k>_ci95, pass@1_by_trial, pass@1_by_trial_ci95,
         model_calls, cached_calls, input_tokens, output_tokens, tokens, cost_usd,
         cached_cost_usd, errors (trials whose answer held no usable code: unusable
         answers), model_errors and unit_errors (attempts errors.jsonl says a model error,
@@ -18,12 +18,21 @@ with the same meaning; fields may be added, never renamed or removed)::
         incomplete_attempts, no_tests}},
     paired: [{a, b, diff, ci_low, ci_high, p_value, fixed, broken, both, neither, pairs,
         tasks, excluded, calls_ratio, tokens_ratio}],
-    answer: [the answer line, one per pair], caveats: [{key, level, text}],
-    status: {state (running | complete | incomplete | interrupted), text, resume_command,
+    answer: [the answer line, one per pair: the headline strategy's effects first, each led
+        by what it measures, the one that isolates its idea first (harness.rundata.effects)],
+    effects: [the pairs that measure an effect: paired's fields + effect (isolates | rival |
+        total), label], headline (the strategy whose effects lead, or None),
+    categories: [{key, label}] (the per-task filters, each saying what it counts),
+    caveats: [{key, level, text}],
+    status: {state (running | complete | incomplete | interrupted | budget: a --max-calls or
+        --max-cost stopped it), text, resume_command, budget_stop ({kind, flag, limit, spent, at}),
         expected_attempts, complete_attempts, resumes, errors_redone, errors_open},
     time: {elapsed_s, summed_s, sessions, text},
+    cost_points (accuracy against cost: per strategy pass@1, usd and tokens per task, each
+        with its CI, priced, pareto), cost_axis (dollars | tokens: tokens when a price is unknown),
     by_trial, pass_at_k, compute_curve (kind agent | oracle), compute_matched, self_test,
-    stopped_fp, resources, per_task: tables, one dict a row,
+    stopped_fp, resources, per_task: tables, one dict a row (per_task's categories by the
+        first pair, effect_categories by the headline's isolating and compute-matched effects),
     agents: per strategy whose trials have agent turns: {strategy, episodes, turns,
         turns_per_episode, tool_calls, tool_calls_by_tool: {tool: n}, tool_calls_not_ok,
         episode_stops: {stop reason: episodes}} (harness/rundata/agents.py),
@@ -35,12 +44,18 @@ with the same meaning; fields may be added, never renamed or removed)::
         (only when graded with io_compare "source": over the final trials of complete
         attempts, the hidden-test verdicts and final verdicts the sources' own rules
         changed against the strict rule, and the attempts that pass only by them),
-    session: {ended_at, trials, exit} (written by the run when a session ends),
+    model: {latency_s: {calls, p50, p90, p99, max, mean, basis}, retries: {total,
+        by_status: {status code: count}, recorded_trials}} (harness.rundata.modelcalls),
+    estimate_check: {complete, figures: {calls, input_tokens, output_tokens, usd: {fewest,
+        most, actual, share_of_most, within}}, text} (when run.json holds the estimate made
+        before the run: how far off it was),
+    session: {ended_at, trials, exit[, budget_stop]} (written by the run when a session ends),
     timings: the last session's own timings (load_s, trials_s, ...; from the run).
 
 Definitions: only complete attempts are scored, by their final trial's hidden verdict;
 rates are per task over its attempts, then over tasks; pass@k is the unbiased
-estimator; the paired CI is a paired bootstrap over tasks, McNemar's test is exact
+estimator and pass^k (all k samples pass) its unbiased counterpart C(c, k)/C(n, k)
+from the same samples; the paired CI is a paired bootstrap over tasks, McNemar's test is exact
 over attempt pairs. Counts and spend cover every recorded trial (incomplete attempts
 too, plus what unfinished trials had spent: errors.jsonl's `spent`).
 """
@@ -55,7 +70,7 @@ import numpy as np
 import pandas as pd
 
 from harness.rundata import frames as fr
-from harness.rundata import agents, folder, metrics, wording
+from harness.rundata import agents, effects, folder, metrics, modelcalls, wording
 from harness.rundata.frames import KEYS, Frames
 from harness.rundata.roles import is_reference
 from harness.rundata.records import SCHEMA_VERSION
@@ -115,6 +130,9 @@ def _strategy(f: Frames, s: str, spend: pd.Series, no_tests: dict[str, int]) -> 
         est = metrics.estimate(metrics.per_task_pass_at_k(f.shared_attempts, s, k))
         entry[f"pass@{k}"] = _num(est.value)
         entry[f"pass@{k}_ci95"] = [_num(est.ci_low), _num(est.ci_high)]
+        hat = metrics.estimate(metrics.per_task_pass_hat_k(f.shared_attempts, s, k))
+        entry[f"pass^{k}"] = _num(hat.value)
+        entry[f"pass^{k}_ci95"] = [_num(hat.ci_low), _num(hat.ci_high)]
     by_trial = metrics.pass1_by_trial_table(f.shared_trials, [s], f.budget)
     entry["pass@1_by_trial"] = [_num(x) for x in by_trial["pass"]]
     entry["pass@1_by_trial_ci95"] = [[_num(lo), _num(hi)] for lo, hi in zip(by_trial["ci_low"], by_trial["ci_high"])]
@@ -148,7 +166,17 @@ def paired_dict(p: metrics.Paired, attempts: pd.DataFrame) -> dict[str, Any]:
             "tokens_ratio": _num(metrics.spend_ratio(attempts, p.a, p.b, "tokens"))}
 
 
-def _per_task(f: Frames, pairs: Sequence[dict[str, Any]], wrong: Iterable[str] = ()) -> list[dict[str, Any]]:
+def _majority_category(ca: dict[str, Any] | None, cb: dict[str, Any] | None) -> str | None:
+    """fixed | broken | both_pass | both_fail of a against b on one task, by the majority
+    of each one's attempts; None when either has none."""
+    if not (ca and cb and ca["attempts"] and cb["attempts"]):
+        return None
+    sa, sb = ca["passed"] * 2 > ca["attempts"], cb["passed"] * 2 > cb["attempts"]
+    return "fixed" if sa and not sb else "broken" if sb and not sa else "both_pass" if sa else "both_fail"
+
+
+def _per_task(f: Frames, pairs: Sequence[dict[str, Any]], wrong: Iterable[str] = (),
+              effect_pairs: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
     """One row per task (run's list and any task seen): per strategy passed / attempts /
     incomplete / errors, whether it is compared, and the categories it falls in (fixed,
     broken, both_pass, both_fail by the first pair's per-task rates; stopped on a false
@@ -184,18 +212,21 @@ def _per_task(f: Frames, pairs: Sequence[dict[str, Any]], wrong: Iterable[str] =
         cells = per[task]
         cats = []
         if top is not None:
-            ca, cb = cells.get(top[0]), cells.get(top[1])
-            if ca and cb and ca["attempts"] and cb["attempts"]:
-                sa, sb = ca["passed"] * 2 > ca["attempts"], cb["passed"] * 2 > cb["attempts"]
-                cats.append("fixed" if sa and not sb else "broken" if sb and not sa else
-                            "both_pass" if sa else "both_fail")
+            cat = _majority_category(cells.get(top[0]), cells.get(top[1]))
+            if cat is not None:
+                cats.append(cat)
+        more = []
+        for e in effect_pairs:
+            cat = _majority_category(cells.get(e["a"]), cells.get(e["b"]))
+            if cat in ("fixed", "broken"):
+                more.append(f"{cat}_{e['effect']}")
         if task in fp:
             cats.append("false_positive")
         if task in wrong:
             cats.append("wrong_tests")
         if task in err:
             cats.append("error")
-        out.append({"task_id": task, "compared": task in shared, "categories": cats,
+        out.append({"task_id": task, "compared": task in shared, "categories": cats, "effect_categories": more,
                     "strategies": {s: {**c, "pass_rate": c["passed"] / c["attempts"] if c["attempts"] else None}
                                    for s, c in sorted(cells.items(), key=lambda kv: (order.get(kv[0], 99), kv[0]))}})
     return out
@@ -231,6 +262,39 @@ def _io_compare(f: Frames) -> dict[str, Any]:
             "tests_changed": int(final["strict_changed"].sum()) if not final.empty else 0,
             "attempts": len(final), "attempts_changed": int(changed.sum()) if not final.empty else 0,
             "passed_only_by_source": int((changed & final["hidden_passed"]).sum()) if not final.empty else 0}
+def _estimate_check(header: dict[str, Any], strategies: dict[str, dict[str, Any]], complete: bool
+                    ) -> dict[str, Any] | None:
+    """The estimate made before the run (run.json's "estimate", harness/budget.py) beside
+    what the run spent: per figure the estimate's fewest and most, the actual, and the
+    actual as a share of the most. Calls count cache hits (the estimate counts calls
+    asked for); dollars are at list price (cache-served answers included)."""
+    est = header.get("estimate")
+    if not isinstance(est, dict) or not isinstance(est.get("total"), dict):
+        return None
+    fewest, most = est["total"].get("fewest") or {}, est["total"].get("most") or {}
+    calls = sum(int(s.get("model_calls") or 0) for s in strategies.values())
+    inp = sum(int(s.get("input_tokens") or 0) for s in strategies.values())
+    out = sum(int(s.get("output_tokens") or 0) for s in strategies.values())
+    costs = [(s.get("cost_usd"), s.get("cached_cost_usd")) for s in strategies.values()]
+    priced = [a is not None or b is not None for a, b in costs]
+    usd = sum((a or 0.0) + (b or 0.0) for a, b in costs) if priced and all(priced) else None
+    rows = {}
+    for key, actual in (("calls", calls), ("input_tokens", inp), ("output_tokens", out), ("usd", usd)):
+        lo, hi = fewest.get(key), most.get(key)
+        rows[key] = {"fewest": lo, "most": hi, "actual": _num(actual),
+                     "share_of_most": _num(actual / hi) if actual is not None and hi else None,
+                     "within": None if actual is None or lo is None or hi is None else bool(lo <= actual <= hi)}
+    return {"complete": complete, "figures": rows, "basis": est.get("basis", "")}
+
+
+def _model(trials: pd.DataFrame) -> dict[str, Any]:
+    """The model's latency percentiles per call and its retries by status code, over
+    every recorded trial (harness.rundata.modelcalls says what each record gives)."""
+    if trials.empty:
+        return {"latency_s": modelcalls.latency_summary([], []), "retries": modelcalls.retry_summary([], [])}
+    latencies = [x for xs in trials["call_latencies"] for x in xs]
+    return {"latency_s": modelcalls.latency_summary(latencies, trials["latency_basis"]),
+            "retries": modelcalls.retry_summary(trials["call_retries"], trials["retries_recorded"])}
 
 
 def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records: int, resumes: int,
@@ -253,6 +317,8 @@ def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records:
         state = "running"
     elif expected and complete >= expected:
         state = "complete"
+    elif ended and session.get("budget_stop"):
+        state = "budget"
     elif ended:
         state = "incomplete"
     else:
@@ -260,9 +326,11 @@ def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records:
     command = resume_command(run_dir)
     return {"state": state, "expected_attempts": expected, "complete_attempts": complete, "resumes": resumes,
             "errors_redone": redone, "errors_open": open_kinds,
-            "resume_command": command if state in ("incomplete", "interrupted") else None,
+            "resume_command": command if state in ("incomplete", "interrupted", "budget") else None,
+            "budget_stop": session.get("budget_stop") if state == "budget" else None,
             "text": wording.status_text(state, complete=complete, expected=expected, resumes=resumes,
-                                        errors_redone=redone, resume_command=command)}
+                                        errors_redone=redone, resume_command=command,
+                                        budget_stop=session.get("budget_stop") if state == "budget" else None)}
 
 
 def _resumes(header: dict[str, Any]) -> int:
@@ -292,6 +360,8 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
     pairs = [paired_dict(metrics.paired_comparison(f.shared_attempts, a, b, tasks=f.footing.shared,
                                                    all_tasks=f.task_ids), f.shared_attempts)
              for a, b in metrics.default_pairs(f.strategies)]
+    effect_rows = effects.effects(f.strategies, pairs)
+    lead_pairs = effects.effect_pairs(pairs, effect_rows, f.strategies)
     tasks_info = header.get("tasks") if isinstance(header.get("tasks"), dict) else {}
     n_tasks = tasks_info.get("count")
     n_tasks = n_tasks if isinstance(n_tasks, int) and not isinstance(n_tasks, bool) and n_tasks >= 0 \
@@ -327,7 +397,10 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         "trial_record_schema": SCHEMA_VERSION,
         "strategies": strategies,
         "paired": pairs,
-        "answer": wording.answer_lines(strategies, pairs),
+        "answer": effects.answer(f.strategies, strategies, pairs, effect_rows),
+        "effects": effect_rows,
+        "headline": effects.headline(f.strategies, effect_rows),
+        "categories": effects.categories(pairs, effect_rows, f.strategies),
         "status": status,
         "time": {"elapsed_s": None if elapsed is None else round(elapsed, 3), "summed_s": summed,
                  "sessions": sessions, "text": wording.time_line(elapsed, summed, sessions)},
@@ -339,15 +412,26 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         "self_test": _rows(metrics.self_test_quality(f.shared_trials, f.strategies)),
         "stopped_fp": _rows(metrics.stopped_on_false_positive(f.shared_attempts, f.strategies)),
         "resources": _rows(spend.reset_index()),
-        "per_task": _per_task(f, pairs, wrong_tasks),
+        "per_task": _per_task(f, pairs, wrong_tasks, lead_pairs),
         "agents": agents.agent_table(f.trials, f.strategies),
         "stop_reasons": agents.stop_table(f.trials, f.strategies),
+        "model": _model(f.trials),
     }
+    points, axis = metrics.cost_points(f.shared_attempts, f.strategies)
+    doc["cost_points"], doc["cost_axis"] = _rows(points), axis
+    check = _estimate_check(header, strategies, status["state"] == "complete")
+    if check is not None:
+        check["text"] = wording.estimate_lines(check)
+        doc["estimate_check"] = check
+    if status["state"] == "budget" and status.get("budget_stop"):
+        doc["answer"] = [wording.budget_answer(status["budget_stop"], status["complete_attempts"],
+                                               status["expected_attempts"]) + doc["answer"][0], *doc["answer"][1:]]
     doc["caveats"] = wording.caveats(
         oracle=doc["oracle_feedback"], pairs=pairs, shared=len(f.footing.shared), excluded=f.footing.excluded,
         n_tasks=len(f.task_ids), samples=f.samples, incomplete=incomplete, no_tests=no_tests,
         unusable=unusable, errors_open=status["errors_open"], errors_redone=status["errors_redone"],
-        error_log=error_log, resumes=resumes, bad_lines=bad_lines, resume_command=resume_command(run_dir))
+        error_log=error_log, resumes=resumes, bad_lines=bad_lines, resume_command=resume_command(run_dir),
+        task_check=header.get("task_check") if isinstance(header.get("task_check"), dict) else None)
     if by_kind:
         doc["by_kind"] = by_kind
     if io_cmp := _io_compare(f):
@@ -412,7 +496,8 @@ def of_folder(run: folder.RunFolder, *, session: dict[str, Any] | None = None,
                    error_log=folder.error_log_kind(run.run_dir))
 
 
-def end_session(run_dir: Path, *, exit_code: int, timings: dict[str, Any] | None = None) -> dict[str, Any]:
+def end_session(run_dir: Path, *, exit_code: int, timings: dict[str, Any] | None = None,
+                budget_stop: dict[str, Any] | None = None) -> dict[str, Any]:
     """Called by the run as a session ends: computes the numbers with the session's
     end recorded (so that status can tell an ended run from an interrupted one) and
     writes summary.json, once. Returns the numbers."""
@@ -420,6 +505,8 @@ def end_session(run_dir: Path, *, exit_code: int, timings: dict[str, Any] | None
     trials = fr.trials_frame(run.records)
     session = {"ended_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                "trials": len(trials), "exit": int(exit_code)}  # trials as scored (a repeated line once)
+    if budget_stop:
+        session["budget_stop"] = dict(budget_stop)  # {kind, flag, limit, spent, at}
     doc = of_folder(run, session=session, timings=timings, trials=trials)
     folder.write_summary(run.run_dir, doc)
     return doc

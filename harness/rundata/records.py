@@ -19,6 +19,7 @@ Schemas of trials.jsonl lines (`TrialRecord.schema`):
    one strategy or one task kind (`lesson`, `memory_shown`, `recalled`, `testgen`,
    `internal_io_tests`) are events now; lines of schemas 1 and 2 are read into
    records whose events are made from those fields, and keep their schema number.
+   Fields added since with defaults: a test result's `seconds`.
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ class TestRecord(msgspec.Struct, frozen=True):
     # Graded with io_compare "source" (a source's own, possibly lenient, rule): the
     # verdict of the strict rule (None: `status` is the strict verdict).
     strict_status: str | None = None
+    seconds: float | None = None  # the test's own time in the sandbox; None: not recorded
 
 
 class TrialRecord(msgspec.Struct, frozen=True, kw_only=True):

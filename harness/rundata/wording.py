@@ -68,8 +68,44 @@ def duration(seconds: Any) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+UNKNOWN = "unknown"  # a cost without a price: never shown as 0
+
+
 def money(x: Any) -> str:
-    return f"${x:,.4f}" if _finite(x) else "no price"
+    return f"${x:,.4f}" if _finite(x) else UNKNOWN
+
+
+def seconds(x: Any) -> str:
+    """A model call's latency: 0.84 s, 12.3 s."""
+    if not _finite(x):
+        return DASH
+    return f"{x:.2f} s" if x < 10 else f"{x:.1f} s"
+
+
+def model_line(model: dict[str, Any] | None) -> str:
+    """The model's latency percentiles per call and its retries by status code, saying
+    what they were measured on."""
+    if not model:
+        return ""
+    lat = model.get("latency_s") or {}
+    basis = lat.get("basis")
+    if lat.get("calls"):
+        on = ("every model call" if basis == "events" else
+              "trials with exactly one model call (their model time; other trials do not time calls one by one)")
+        text = (f"model latency per call: p50 {seconds(lat.get('p50'))}, p90 {seconds(lat.get('p90'))}, "
+                f"p99 {seconds(lat.get('p99'))}, max {seconds(lat.get('max'))} over {count(lat['calls'], 'call')} "
+                f"({on})")
+    else:
+        text = "model latency per call: not recorded (every answer came from the response cache, or no call was timed)"
+    ret = model.get("retries") or {}
+    if ret.get("total"):
+        by = ", ".join(f"{k}: {v}" for k, v in (ret.get("by_status") or {}).items())
+        text += f"; {count(ret['total'], 'retried call failure')} by status ({by})"
+    elif ret.get("recorded_trials"):
+        text += "; no retries"
+    else:
+        text += "; retries: not recorded by these records"
+    return text
 
 
 # ------------------------------------------------------------------ the answer
@@ -142,7 +178,7 @@ def per_strategy(counts: dict[str, int]) -> str:
 def caveats(*, oracle: bool, pairs: Sequence[dict[str, Any]], shared: int, excluded: Sequence[str], n_tasks: int,
             samples: int, incomplete: dict[str, int], no_tests: dict[str, int], unusable: dict[str, int],
             errors_open: dict[str, int], errors_redone: int, error_log: str | None, resumes: int, bad_lines: int,
-            resume_command: str) -> list[dict[str, str]]:
+            resume_command: str, task_check: dict[str, Any] | None = None) -> list[dict[str, str]]:
     """What a reader must know before believing the answer, most serious first."""
     out = []
     if oracle:
@@ -157,6 +193,19 @@ def caveats(*, oracle: bool, pairs: Sequence[dict[str, Any]], shared: int, exclu
         out.append(caveat("excluded", "red" if shared == 0 else "warn",
                           f"{count(len(excluded), 'task')} of {n_tasks} left out of every figure: not completed by "
                           f"every strategy ({shown}). Figures are on the {shared} shared tasks."))
+    if isinstance(task_check, dict):
+        left = [v for v in task_check.get("left_out") or [] if isinstance(v, dict)]
+        unchecked = len(task_check.get("unchecked") or [])
+        not_checked = f" {count(unchecked, 'task')} without a reference solution could not be checked." \
+            if unchecked else ""
+        if left:
+            shown = "; ".join(f"{v.get('task_id')}: {v.get('reason')}" for v in left[:3]) + ("; \u2026" if len(left) > 3 else "")
+            out.append(caveat("task_check", "warn", f"{count(len(left), 'task')} left out before the run by "
+                              f"--check-tasks: a reference solution that fails its hidden tests, or hidden tests a "
+                              f"stub passes, would count against every strategy alike ({shown}).{not_checked}"))
+        else:
+            out.append(caveat("task_check", "info", "Tasks checked before the run (--check-tasks): every reference "
+                              f"solution passed its hidden tests and every stub failed them.{not_checked}"))
     if incomplete:
         out.append(caveat("incomplete", "warn", f"{count(sum(incomplete.values()), 'incomplete attempt')} "
                           f"({per_strategy(incomplete)}): never scored as failures. `{resume_command}` continues them."))
@@ -209,10 +258,21 @@ def across_runs(*, same: Sequence[tuple[str, str]], differ: Sequence[tuple[str, 
 
 # ------------------------------------------------------------------ status and time
 
+def budget_text(stop: dict[str, Any]) -> str:
+    """What the budget was and what had been spent: "--max-calls 20 reached (21 calls)"."""
+    if stop.get("kind") == "max_cost":
+        return f"--max-cost {money(stop.get('limit'))} reached ({money(stop.get('spent'))} spent)"
+    return f"--max-calls {stop.get('limit')} reached ({count(int(stop.get('spent') or 0), 'model call')} answered)"
+
+
 def status_text(state: str, *, complete: int, expected: int, resumes: int, errors_redone: int,
-                resume_command: str) -> str:
-    """running | complete | incomplete | interrupted, in one sentence."""
+                resume_command: str, budget_stop: dict[str, Any] | None = None) -> str:
+    """running | complete | incomplete | interrupted | budget, in one sentence."""
     done = f"{complete} of {expected} attempts complete"
+    if state == "budget" and budget_stop:
+        flag = str(budget_stop.get("flag") or "--max-calls")
+        return (f"stopped by its budget: {budget_text(budget_stop)}; {done}, nothing lost (calls in flight "
+                f"finished and are recorded). Continue with a higher budget: {resume_command} {flag} N")
     if state == "complete":
         extra = ""
         if resumes:
@@ -232,3 +292,40 @@ def time_line(elapsed_s: Any, summed_s: Any, sessions: int) -> str:
     span = "from the run's start to its last trial" + (f", over {sessions} sessions" if sessions > 1 else "")
     return (f"elapsed {duration(elapsed_s)} ({span}); trial time summed over workers {duration(summed_s)} "
             "(every trial's own time added up: trials that ran side by side each count)")
+
+
+# ------------------------------------------------------------------ budgets and estimates
+
+def budget_answer(stop: dict[str, Any], complete: int, expected: int) -> str:
+    """The head of the answer line of a run its budget stopped."""
+    return f"[stopped by its budget: {budget_text(stop)}; on {complete} of {expected} attempts] "
+
+
+_FIGURES = {"calls": "model calls", "input_tokens": "input tokens", "output_tokens": "output tokens", "usd": "dollars"}
+
+
+def estimate_lines(check: dict[str, Any]) -> list[str]:
+    """How far the estimate made before the run was off, one line per figure."""
+    out = []
+    so_far = "" if check.get("complete") else " so far (the run is not complete)"
+    for key, label in _FIGURES.items():
+        f = (check.get("figures") or {}).get(key) or {}
+        lo, hi, actual = f.get("fewest"), f.get("most"), f.get("actual")
+        fmt = money if key == "usd" else (lambda x: f"{x:,.0f}" if _finite(x) else DASH)
+        if lo is None or hi is None:
+            out.append(f"{label}: no estimate (the model's price was unknown)" if key == "usd" else
+                       f"{label}: no estimate")
+            continue
+        if actual is None:
+            out.append(f"{label}: estimated {fmt(lo)} .. {fmt(hi)}; actual unknown (no price)")
+            continue
+        share = f"; {pct(actual / hi)} of its most" if hi else ""
+        if key in ("output_tokens", "usd"):  # every answer counted at its whole max_tokens: bounds from above
+            where = f"above its most by {fmt(actual - hi)}" if actual > hi else "within its most"
+            out.append(f"{label}: estimated at most {fmt(lo)} .. {fmt(hi)} (every answer at its whole max_tokens), "
+                       f"actual {fmt(actual)}{so_far}: {where}{share}")
+            continue
+        where = ("within the estimate" if lo <= actual <= hi else
+                 f"below its fewest by {fmt(lo - actual)}" if actual < lo else f"above its most by {fmt(actual - hi)}")
+        out.append(f"{label}: estimated {fmt(lo)} .. {fmt(hi)}, actual {fmt(actual)}{so_far}: {where}{share}")
+    return out

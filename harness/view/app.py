@@ -24,23 +24,27 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+import pandas as pd
+
+from harness.report import plots
 from harness.rundata import folder, timeline, wording
 from harness.view import compare as compare_mod
 from harness.view import labels, tasksource
 from harness.view.catalog import Catalog, RunEntry
 
 HERE = Path(__file__).resolve().parent
-CATEGORIES = [
-    ("", "all tasks"),
-    ("fixed", "fixed by reflection"),
-    ("broken", "broken by reflection"),
-    ("both_pass", "both pass"),
-    ("both_fail", "both fail"),
-    ("false_positive", "stopped on a false-positive self-test"),
-    ("wrong_tests", "wrong self-tests"),
-    ("error", "error or incomplete"),
-]
 PER_PAGE = 50
+
+
+def categories_of(numbers: dict[str, Any]) -> list[tuple[str, str]]:
+    """The task filters (key, label) as the run's numbers define them: each label says
+    exactly what it counts (which strategy passes, which fails)."""
+    return [(str(c["key"]), str(c["label"])) for c in numbers.get("categories") or [{"key": "", "label": "all tasks"}]]
+
+
+def task_flags(task: dict[str, Any]) -> list[str]:
+    """A per-task row's category keys: by the first pair and by the headline's effects."""
+    return [*task.get("categories", []), *task.get("effect_categories", [])]
 
 
 def _env() -> jinja2.Environment:
@@ -54,8 +58,11 @@ def _env() -> jinja2.Environment:
     )
     env.filters.update(pct=wording.pct, num=labels.num, minutes=wording.duration, money=wording.money,
                        label=labels.label, when=labels.when, rate=lambda s: wording.rate_with_ci(
-                           s.get("pass@1"), *(s.get("pass@1_ci95") or [None, None])))
-    env.globals.update(task_url=task_url, run_url=run_url, quote=quote)
+                           s.get("pass@1"), *(s.get("pass@1_ci95") or [None, None])),
+                       rate_k=lambda s, key: wording.rate_with_ci(s.get(key), *(s.get(f"{key}_ci95") or [None, None])),
+                       model_line=wording.model_line, points=wording.points, pvalue=wording.pvalue,
+                       ratio=wording.ratio)
+    env.globals.update(task_url=task_url, run_url=run_url, quote=quote, task_flags=task_flags)
     return env
 
 
@@ -82,6 +89,8 @@ class ViewApp:
             Route("/runs/{run_id}/tasks/{task_id:path}", self.task_page),
             Route("/runs/{run_id}/prompt", self.prompt_fragment),
             Route("/compare", self.compare_page),
+            Route("/study", self.study_page),
+            Route("/studies/{name}", self.study_page),
             Route("/api/runs", self.api_runs),
             Route("/api/runs/{run_id}/state", self.api_state),
             Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
@@ -95,6 +104,7 @@ class ViewApp:
     def render(self, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         context.setdefault("live_run", None)
         context.setdefault("root", str(self.catalog.root))
+        context.setdefault("has_study", (self.catalog.root / "study.json").is_file())
         return HTMLResponse(self.env.get_template(name).render(**context), status_code=status_code)
 
     async def not_found(self, request: Request, exc: Exception) -> Response:
@@ -132,7 +142,9 @@ class ViewApp:
                 cards.append(self.run_card(entry))
             except Exception as exc:  # noqa: BLE001 - one unreadable run must not hide the others
                 cards.append({"entry": entry, "broken": f"{type(exc).__name__}: {exc}"})
-        return self.render("runs.html.j2", title="Runs", cards=cards, live_run="*")
+        studies = [{"name": name or path.name, "url": "/study" if not name else f"/studies/{quote(name, safe='')}"}
+                   for name, path in self.catalog.studies().items()]
+        return self.render("runs.html.j2", title="Runs", cards=cards, live_run="*", studies=studies)
 
     def run_page(self, request: Request) -> HTMLResponse:
         entry = self._entry(request)
@@ -143,9 +155,10 @@ class ViewApp:
         trial_svg, compute_svg = entry.plots()
         return self.render(
             "run.html.j2", title=f"Run {entry.label}", card=card, caveats=numbers["caveats"],
-            plot_trial=Markup(trial_svg), plot_compute=Markup(compute_svg),
+            plot_trial=Markup(trial_svg), plot_compute=Markup(compute_svg), plot_cost=Markup(entry.cost_plot()),
             timings=numbers.get("timings") or {},
-            settings=labels.settings(entry.config, entry.header), categories=CATEGORIES, counts=_category_counts(numbers),
+            settings=labels.settings(entry.config, entry.header), categories=categories_of(numbers),
+            counts=_category_counts(numbers),
             error_log=entry.error_log(), errors=entry.errors()[-20:], resumes=entry.resumes(),
             live_run=entry.run_id if status.state == "running" else None,
         )
@@ -170,7 +183,7 @@ class ViewApp:
             bool((trials["wrong_tests"] >= 0).any()) if not trials.empty else False)
         return self.render(
             "tasks.html.j2", title=f"Tasks of {entry.label}", card=card, rows=rows,
-            total=total, page=page, pages=pages, category=category, q=query, categories=CATEGORIES,
+            total=total, page=page, pages=pages, category=category, q=query, categories=categories_of(numbers),
             counts=_category_counts(numbers), wrong_recorded=wrong_recorded,
             live_run=entry.run_id if card["status"].state == "running" else None,
         )
@@ -218,6 +231,41 @@ class ViewApp:
         messages, how = tasksource.prompts_for(task, chosen, trial, entry.header)
         return self.render("prompt.html.j2", calls=None, messages=messages, note=how)
 
+    def study_page(self, request: Request) -> HTMLResponse:
+        """A study's numbers (harness.rundata.study), each cell's from the catalog's own."""
+        from harness.rundata import study as study_numbers
+        from harness.study import StudyError, read_study
+
+        name = request.path_params.get("name", "")
+        path = self.catalog.studies().get(name)
+        if path is None:
+            return self.render("missing.html.j2", status_code=404, title="No such study",
+                               message=f"No study folder (study.json) named {name!r} under {self.catalog.root}."
+                               if name else f"{self.catalog.root} holds no study (study.json).")
+        try:
+            data = read_study(path)
+        except StudyError as exc:
+            return self.render("missing.html.j2", status_code=404, title="No such study", message=str(exc))
+
+        def numbers_of(run_dir: Path) -> dict[str, Any] | None:
+            entry = self.catalog.entry_for(run_dir)
+            if entry is None:
+                return None
+            doc = entry.numbers()  # (indexes the run first)
+            return doc if entry.index.rows else None
+
+        doc = study_numbers.compute(data, path, numbers_of)
+        ids = {c["run_id"]: (self.catalog.entry_for(path / c["run_id"]) if c["run_id"] else None) for c in data["cells"]}
+        links = {rid: e.run_id for rid, e in ids.items() if e is not None}
+        effects = [dict(e) for e in doc["effects"]]
+        forest = plots.inline(plots.forest_svg(pd.DataFrame(effects), salt="-study")) if effects else ""
+        panels = [(c["label"], pd.DataFrame(c["cost_points"]), str(c["cost_axis"] or "tokens"))
+                  for c in doc["cells"] if c["cost_points"]]
+        cost = plots.inline(plots.cost_svg(panels, salt="-study")) if panels else ""
+        return self.render("study.html.j2", title=f"Study {doc['name']}", doc=doc, links=links,
+                           plot_forest=Markup(forest), plot_cost=Markup(cost),
+                           live_run="*" if doc["status"]["state"] == "running" else None)
+
     def compare_page(self, request: Request) -> HTMLResponse:
         ids = request.query_params.getlist("run")
         result = compare_mod.compare(self.catalog, ids)
@@ -263,7 +311,7 @@ def task_page(tasks: list[dict[str, Any]], *, category: str | None, query: str |
     and the match count (paging only: every row and flag is the run data's)."""
     rows = tasks
     if category:
-        rows = [t for t in rows if category in t["categories"]]
+        rows = [t for t in rows if category in task_flags(t)]
     if query:
         q = query.lower()
         rows = [t for t in rows if q in t["task_id"].lower()]
@@ -273,8 +321,8 @@ def task_page(tasks: list[dict[str, Any]], *, category: str | None, query: str |
 
 def _category_counts(numbers: dict[str, Any]) -> dict[str, int]:
     out = {"": len(numbers["per_task"])}
-    for key, _ in CATEGORIES[1:]:
-        out[key] = sum(1 for t in numbers["per_task"] if key in t["categories"])
+    for key, _ in categories_of(numbers)[1:]:
+        out[key] = sum(1 for t in numbers["per_task"] if key in task_flags(t))
     return out
 
 

@@ -20,6 +20,9 @@ from harness.rundata import folder, frames, numbers
 from harness.view import selfcheck
 from harness.view.index import TrialIndex
 
+STUDY_FILE = "study.json"  # a study's folder (harness/study.py): its cells are run folders
+CELL_SEPARATOR = "~"  # a study's cell seen from a results folder: /runs/<study>~<cell>
+
 run_stopped = folder.run_stopped
 
 # A run whose trials.jsonl (or run.json) changed this recently, and whose last session
@@ -56,7 +59,7 @@ class RunEntry:
     _numbers: dict[str, Any] | None = None
     _numbers_key: tuple[int, bool] = (-1, False)
     _stamp: tuple[float | None, ...] = (None, None, None, None)
-    _plots: tuple[tuple[int, bool], str, str] | None = None
+    _plots: tuple[tuple[int, bool], str, str, str] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -166,18 +169,29 @@ class RunEntry:
         return self._numbers is not None
 
     def plots(self) -> tuple[str, str]:
-        """The run page's two SVG plots, the report's own figures, drawn once per numbers."""
+        """The run page's SVG plots of pass@1 by trial and against compute, the report's own
+        figures, drawn once per numbers."""
+        return self._all_plots()[:2]
+
+    def cost_plot(self) -> str:
+        """The run page's accuracy-against-cost plot (the report's own figure)."""
+        return self._all_plots()[2]
+
+    def _all_plots(self) -> tuple[str, str, str]:
         doc = self.numbers()
         with self._lock:
             if self._plots is None or self._plots[0] != self._numbers_key:
                 if not doc["by_trial"] and not doc["compute_curve"]:
-                    svgs = ("", "")
+                    svgs = ("", "", "")
                 else:
                     salt = "-" + self.run_id.encode().hex()[:12]
+                    points = pd.DataFrame(doc.get("cost_points") or [])
                     svgs = (plots.inline(plots.pass1_by_trial_svg(pd.DataFrame(doc["by_trial"]), salt)),
-                            plots.inline(plots.compute_svg(pd.DataFrame(doc["compute_curve"]), salt)))
+                            plots.inline(plots.compute_svg(pd.DataFrame(doc["compute_curve"]), salt)),
+                            plots.inline(plots.cost_svg([("", points, str(doc.get("cost_axis") or "tokens"))], salt))
+                            if not points.empty else "")
                 self._plots = (self._numbers_key, *svgs)
-            return self._plots[1], self._plots[2]
+            return self._plots[1], self._plots[2], self._plots[3]
 
     def status(self) -> Status:
         doc = self.numbers()
@@ -208,13 +222,45 @@ class Catalog:
         self._listed_at: tuple[float | None, float] = (None, 0.0)
         self._lock = threading.Lock()
 
-    def _folders(self) -> list[Path]:
+    def _folders(self) -> dict[str, Path]:
+        """Run folders by id: the root itself, or its children; a study folder's cells
+        (children of a child holding study.json) as "<study>~<cell>"."""
         if (self.root / "run.json").is_file():
-            return [self.root]
+            return {self.root.name: self.root}
+        found: dict[str, Path] = {}
         try:
-            return sorted(p for p in self.root.iterdir() if p.is_dir() and (p / "run.json").is_file())
+            children = sorted(p for p in self.root.iterdir() if p.is_dir())
+        except OSError:
+            return {}
+        for p in children:
+            if (p / "run.json").is_file():
+                found[p.name] = p
+            elif (p / STUDY_FILE).is_file():
+                for cell in self._cells(p):
+                    found[f"{p.name}{CELL_SEPARATOR}{cell.name}"] = cell
+        return found
+
+    @staticmethod
+    def _cells(study: Path) -> list[Path]:
+        try:
+            return sorted(c for c in study.iterdir() if c.is_dir() and (c / "run.json").is_file())
         except OSError:
             return []
+
+    def studies(self) -> dict[str, Path]:
+        """Study folders: the root itself ("" for its name), or children holding study.json."""
+        if (self.root / STUDY_FILE).is_file():
+            return {"": self.root}
+        try:
+            return {p.name: p for p in sorted(self.root.iterdir()) if p.is_dir() and (p / STUDY_FILE).is_file()}
+        except OSError:
+            return {}
+
+    def entry_for(self, path: Path) -> RunEntry | None:
+        """The run entry of a run folder, by its path."""
+        self._scan()
+        target = Path(path).resolve()
+        return next((e for e in self._runs.values() if e.path.resolve() == target), None)
 
     def _scan(self) -> None:
         stamp = folder.mtime(self.root)
@@ -223,7 +269,7 @@ class Catalog:
             # appear inside an existing folder without touching the parent)
             if stamp == self._listed_at[0] and time.time() - self._listed_at[1] < 2.0 and self._runs:
                 return
-            found = {p.name: p for p in self._folders()}
+            found = self._folders()
             for name in list(self._runs):
                 if name not in found:
                     del self._runs[name]

@@ -76,6 +76,7 @@ def _every_field_changed() -> RunConfig:
         recall_from="results/earlier-run", recall_k=5, recall_scope="other_task_sets", recall_max_chars=200,
         local_slots=1, reproducible=True, strategy_options={"reflexion": {"window": 2}}, io_compare="source",
         tool_protocol="text", stream=True,
+        price_table=Path("prices.toml"), price="1/2", check_tasks=True, max_calls=50, max_cost=1.5,
     )
     defaults = RunConfig()
     same = [f.name for f in dataclasses.fields(RunConfig) if getattr(changed, f.name) == getattr(defaults, f.name)]

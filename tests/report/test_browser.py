@@ -50,7 +50,10 @@ def test_report_in_chromium(browser, tmp_path: Path):
 
     # the answer comes first: the top line above the run's details and every table
     top = page.locator("#answer .topline").first
-    assert top.is_visible() and top.inner_text().startswith("reflexion \u2212 baseline: +12.5 points")
+    assert top.is_visible() and top.inner_text().startswith(
+        "The lesson's own effect (feedback is reflexion without it): reflexion \u2212 feedback: ")
+    cost = page.locator("#plot-cost svg").bounding_box()
+    assert cost and cost["width"] > 300 and cost["height"] > 100
     assert top.bounding_box()["y"] < page.locator(".run-info").first.bounding_box()["y"]
     severe = page.locator('li.caveat[data-caveat="oracle"]')
     assert severe.evaluate("e => getComputedStyle(e).color") == "rgb(204, 0, 0)"

@@ -54,7 +54,10 @@ def test_report_on_a_real_four_strategy_run_with_a_model_outage(tmp_path: Path):
     ran = json.loads((run_dir / "summary.json").read_text())
     assert (ran["harness_errors"], ran["strategies"]["resample"]["incomplete_attempts"]) == (3, 1)
     assert "timings" in ran
-    assert "\nreflexion \u2212 baseline: +40.0 points [95% CI " in proc.stdout
+    # the run holds feedback: the answer opens on the lesson's own effect, and says which it is
+    assert "\nThe lesson's own effect (feedback is reflexion without it): reflexion \u2212 feedback: +0.0 points" \
+        in proc.stdout
+    assert "\nTotal, against baseline (plain sampling): reflexion \u2212 baseline: +40.0 points [95% CI " in proc.stdout
     assert "note: 1 task of 6 left out of every figure: not completed by every strategy" in proc.stdout
     assert ran["status"]["state"] == "incomplete" and ran["session"]["exit"] == 1
     assert f"status: incomplete: 21 of 24 attempts complete" in proc.stdout
@@ -96,8 +99,9 @@ def test_report_on_a_real_four_strategy_run_with_a_model_outage(tmp_path: Path):
 
     page = (run_dir / "report.html").read_text(encoding="utf-8")
     top = re.search(r'<p class="topline">([^<]*)</p>', page).group(1)
-    assert top.startswith("reflexion \u2212 baseline: +40.0 points [95% CI ")
-    assert "fixed 2, broken 0 of 5 tasks" in top
+    assert top.startswith("The lesson&#39;s own effect (feedback is reflexion without it): reflexion \u2212 feedback: ")
+    total = re.search(r'<li>(Total, against baseline[^<]*)</li>', page).group(1)
+    assert "reflexion \u2212 baseline: +40.0 points [95% CI " in total and "fixed 2, broken 0 of 5 tasks" in total
     caveats = dict(re.findall(r'data-caveat="([a-z_]+)">([^<]*)</li>', page))
     assert caveats["excluded"].startswith("1 task of 6 left out of every figure") and "mul/5" in caveats["excluded"]
     assert caveats["incomplete"].startswith("3 incomplete attempts (1 reflexion, 1 feedback, 1 resample)")

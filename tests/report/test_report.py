@@ -118,9 +118,12 @@ def test_markdown_report(run_dir: Path):
     write_report(run_dir)
     md = (run_dir / "report.md").read_text(encoding="utf-8")
     assert md.startswith(f"# Run {RUN_ID}")
-    pass_at_k = _md_table(md, "## pass@k")
-    assert pass_at_k[0] == ["strategy", "k", "pass", "tasks", "excluded", "95% CI"]
-    assert ["reflexion", "1", "50.0%", "4", "1", "[0.0%, 100.0%]"] in pass_at_k[1:]
+    pass_at_k = _md_table(md, "## pass@k and pass^k")
+    assert pass_at_k[0] == ["strategy", "k", "pass@k", "pass@k 95% CI", "pass^k", "pass^k 95% CI", "tasks", "excluded"]
+    assert ["reflexion", "1", "50.0%", "[0.0%, 100.0%]", "50.0%", "[0.0%, 100.0%]", "4", "1"] in pass_at_k[1:]
+    # pass^2, all of two samples pass: the baseline passes both only on Evil (1 of 4 tasks);
+    # pass@2, one of two: /0 and Evil
+    assert ["baseline", "2", "50.0%", "[0.0%, 100.0%]", "25.0%", "[0.0%, 75.0%]", "4", "1"] in pass_at_k[1:]
     # the side-by-side table speaks words; reflexion spent 17 trials x 0.5 s = 0.14 min
     side = {row[0]: row[1:] for row in _md_table(md, "## Side by side")}
     assert side["figure"] == ["reflexion", "feedback", "baseline"]
@@ -316,11 +319,15 @@ def test_answer_first_with_caveats_from_errors_jsonl(tmp_path: Path):
     assert (summary["tasks_compared"], summary["tasks_excluded"]) == (3, 2)
     assert summary["strategies"]["feedback"]["incomplete_attempts"] == 1
     assert summary["strategies"]["baseline"]["incomplete_attempts"] == 0
-    # on /1, /3 and Evil: reflexion (0, 0, 1) = 1/3, baseline (0, 0, 1) = 1/3; all attempt pairs agree
+    # on /1, /3 and Evil: reflexion (0, 0, 1) = 1/3, feedback (0, 0, 1), baseline (0, 0, 1) = 1/3;
+    # all attempt pairs agree. The run holds feedback: the lesson's own effect leads, saying so
     answer = page[page.index('<section id="answer">'):page.index('<section class="run-info">')]
     top = re.search(r'<p class="topline">([^<]*)</p>', answer).group(1)
-    assert top.startswith("reflexion \u2212 baseline: +0.0 points [95% CI +0.0, +0.0], McNemar p = 1")
-    assert "fixed 0, broken 0 of 6 attempt pairs on 3 tasks; 3.0\u00d7 the calls" in top
+    assert top.startswith("The lesson&#39;s own effect (feedback is reflexion without it): "
+                          "reflexion \u2212 feedback: +0.0 points [95% CI +0.0, +0.0], McNemar p = 1")
+    assert "fixed 0, broken 0 of 6 attempt pairs on 3 tasks; 0.8\u00d7 the calls" in top
+    total = re.search(r'<li>(Total, against baseline[^<]*)</li>', answer).group(1)
+    assert "reflexion \u2212 baseline: +0.0 points" in total and "3.0\u00d7 the calls" in total
     caveats = dict(re.findall(r'data-caveat="([a-z_]+)">([^<]*)</li>', answer))
     assert set(caveats) == {"excluded", "incomplete", "errors", "errors_redone", "few_tasks", "samples", "unusable_answers"}
     assert caveats["excluded"].startswith("2 tasks of 5 left out of every figure")

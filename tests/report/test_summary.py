@@ -82,8 +82,11 @@ def test_format_summary_table():
     lines = format_summary(summary).splitlines()
     assert lines[1].startswith("status: interrupted: 29 of 30 attempts complete")
     assert lines[2].startswith("time: elapsed ")
-    assert lines[4].startswith("reflexion \u2212 baseline: +12.5 points [95% CI ")
-    assert "fixed 1, broken 0 of 8 attempt pairs on 4 tasks" in lines[4]
+    # the run holds feedback: the answer leads with the lesson's own effect, and says so
+    assert lines[4].startswith("The lesson's own effect (feedback is reflexion without it): reflexion \u2212 feedback: ")
+    assert lines[5].startswith("Total, against baseline (plain sampling): reflexion \u2212 baseline: +12.5 points [95% CI ")
+    assert "fixed 1, broken 0 of 8 attempt pairs on 4 tasks" in lines[5]
+    assert lines[6].startswith("feedback \u2212 baseline: ")
     assert lines[7].startswith("WARNING: Oracle feedback: the hidden tests fed the trial loop")
     assert any(line.startswith("note: 1 task of 5 left out of every figure") for line in lines)
     table = _text_table(lines, "strategy")

@@ -56,11 +56,11 @@ def test_navigate_filter_diff(browser, serve, tmp_path: Path):
     page.click("text=run-a")
     page.wait_for_url(f"{base}/runs/run-a")
     top = page.locator(".topline")
-    assert top.inner_text().startswith("reflexion − baseline: +0.0 points")
+    assert top.inner_text().startswith("Total, against baseline (plain sampling): reflexion − baseline: +0.0 points")
     assert page.locator("#plot-trial svg").bounding_box()["width"] > 300
     _shot(page, "02-run")
 
-    page.click("text=fixed by reflection")
+    page.click("text=reflexion passes, baseline fails")
     page.wait_for_url(f"{base}/runs/run-a/tasks?category=fixed")
     assert page.locator("#tasks tbody tr").all_inner_texts()[0].startswith("T/fix")
     assert page.locator("#tasks tbody tr").count() == 1

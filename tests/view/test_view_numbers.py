@@ -154,7 +154,8 @@ def test_spend_ratios_cover_the_shared_tasks_only(tmp_path: Path):
     run = write_run(tmp_path / "runs" / "run-a", header(tasks=["T/0", "T/1"]), rows)
     doc = _agree(run)
     assert doc["paired"][0]["calls_ratio"] == 2.0 and doc["paired"][0]["tokens_ratio"] == 1.0  # 130 tokens each
-    assert doc["answer"][0].endswith("; 2.0\u00d7 the calls")
+    # a run of reflexion and baseline alone: its answer says what the difference includes
+    assert "; 2.0\u00d7 the calls; this difference includes the effect of everything feedback does too" in doc["answer"][0]
     refl = doc["strategies"]["reflexion"]
     # pass@1 and calls per attempt on T/0; attempts and spend on both tasks (T/1's 3 trials too)
     assert (refl["tasks_scored"], refl["calls_per_attempt"]) == (1, 2.0)
@@ -167,7 +168,8 @@ def test_no_shared_task_has_no_ratio(tmp_path: Path):
     doc = _agree(run)
     p = doc["paired"][0]
     assert (p["tasks"], p["excluded"], p["calls_ratio"], p["tokens_ratio"]) == (0, 2, None, None)
-    assert doc["answer"][0] == "reflexion \u2212 baseline: no task completed by both (2 left out)"
+    assert doc["answer"][0] == ("Total, against baseline (plain sampling): "
+                                "reflexion \u2212 baseline: no task completed by both (2 left out)")
 
 
 def test_task_missing_from_run_json_is_in_no_figure(tmp_path: Path):

@@ -39,12 +39,15 @@ def test_run_page_answer_first(results: Path, serve):
     assert status == 200
     top = re.search(r'<p class="topline">(.*?)</p>', html, re.S).group(1)
     # reflexion 2/4 against baseline 2/4: T/fix fixed, T/brk broken; calls (4+2+2+6)/4 against 1
-    assert top.startswith("reflexion − baseline: +0.0 points [95% CI")
+    assert top.startswith("Total, against baseline (plain sampling): reflexion − baseline: +0.0 points [95% CI")
     assert "McNemar p = 1; fixed 1, broken 1 of 4 tasks; 3.5× the calls" in top
+    # reflexion and baseline alone: the line says the difference includes test feedback's own effect
+    assert "this difference includes the effect of everything feedback does too (retry with test feedback" in top
+    assert "run feedback beside them (--strategy all) to isolate the lesson&#39;s own effect" in top
     assert html.index('class="topline"') < html.index('id="caveats"') < html.index('id="plot-trial"')
     caveats = _text(re.search(r'<ul class="caveats" id="caveats">(.*?)</ul>', html, re.S).group(1))
     assert "Few tasks for the effect size: 4 shared tasks; the 95% CI of reflexion − baseline spans" in caveats
-    assert html.count("<svg") == 2  # both plots inline
+    assert html.count("<svg") == 3  # every plot inline: by trial, against compute, against cost
     # each column of the strategies table says its basis
     assert re.search(r'<th colspan="4" id="basis-shared">on the 4 shared tasks \(compared\)</th>', html)
     assert '<th colspan="10" id="basis-run">whole run: every task, every recorded trial</th>' in html
@@ -287,4 +290,5 @@ def test_run_page_pairs_recall_with_reflexion(tmp_path: Path, serve):
     server = serve(root)
     _, html = get(server.url + "runs/run-p")
     top = re.search(r'<p class="topline">(.*?)</p>', html, re.S).group(1)
-    assert top.startswith("reflexion+recall − reflexion: +66.7 points"), top
+    assert top.startswith("Recall&#39;s own effect (reflexion is reflexion+recall without it): "
+                          "reflexion+recall − reflexion: +66.7 points"), top

@@ -59,6 +59,9 @@ class LanguageFunctionKind(FunctionKind):
     def label(self, test: "Test") -> str:
         return test.name() if isinstance(test, CallTest) else str(test)
 
+    def stub(self, task: "Task") -> None:
+        return None  # Python's stub is no answer in another language: a task brings its own (meta.stub)
+
     def tests_from_event(self, event: "TestsWritten") -> list["Test"]:
         # The labels are the test writer's own lines: read again, as when they were written.
         return [CallTest((call,)) for line in event.tests for call in self._calls(line)]
@@ -98,6 +101,9 @@ class LanguageIoKind(IoKind):
             return self.language.extract_program(text)
         except UnusableAnswer as exc:
             raise _unusable(exc) from None
+
+    def stub(self, task: "Task") -> None:
+        return None  # a task brings its own (meta.stub)
 
     def run(self, evaluator: Any, program: str, tests: Sequence["Test"], task: "Task",
             timeout_s: float | None, domain: str) -> Evaluation:
