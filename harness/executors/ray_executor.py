@@ -115,11 +115,13 @@ class RayExecution:
         self._connected_here = False
         self._services: Services | None = None
         self._identities: dict[str, dict[str, Any]] | None = None  # the first ready node's
+        self._languages: tuple[str, ...] = ()  # the run's tasks' languages: each node opens their images
         self.units_by_node: dict[str, int] = {}  # units handed to each node, lost ones included
 
     # --- the run ------------------------------------------------------------------
     def run(self, units: Sequence[Unit]) -> dict[str, float]:
         started = time.perf_counter()
+        self._languages = tuple(sorted({unit.task.language for unit in units}))
         self._connect()
         try:
             self._start_services()
@@ -192,7 +194,8 @@ class RayExecution:
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
                 max_concurrency=self.config.workers + CONTROL_SLOTS,
                 name=f"harness-{self.run_id}-{node_id[:12]}",
-            ).remote(self._node_config, self.run_id, self._services, self._prompt_files, self.recall_pool)
+            ).remote(self._node_config, self.run_id, self._services, self._prompt_files, self.recall_pool,
+                      self._languages)
             self._nodes[node_id] = _Node(node_id, worker, worker.ready.remote())
         waiting = {n.ready: n for n in self._nodes.values() if n.ready is not None}
         if not waiting:

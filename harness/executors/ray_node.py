@@ -57,7 +57,7 @@ def _node_cpus() -> int:
 @ray.remote(num_cpus=0)
 class NodeWorker:
     def __init__(self, config: RunConfig, run_id: str, services: Services, prompt_files: dict[str, str],
-                 recall_pool: str | None = None) -> None:
+                 recall_pool: str | None = None, languages: tuple[str, ...] = ()) -> None:
         self._stop = threading.Event()
         self._collector = services.collector
         self._workbench: Workbench | None = None
@@ -66,16 +66,16 @@ class NodeWorker:
         self._units = 0
         self._prompt_dir: tempfile.TemporaryDirectory | None = None
         try:
-            self._open(config, run_id, services, prompt_files, recall_pool)
+            self._open(config, run_id, services, prompt_files, recall_pool, languages)
         except Exception as exc:  # reported by ready(): the driver says which node failed
             self._error = f"{type(exc).__name__}: {exc}"
             self.close()
 
     def _open(self, config: RunConfig, run_id: str, services: Services, prompt_files: dict[str, str],
-              recall_pool: str | None) -> None:
+              recall_pool: str | None, languages: tuple[str, ...]) -> None:
         limiter = ClusterLimiter(services.limiter) if services.limiter is not None else None
         prompts = open_prompts(self._prompt_folder(prompt_files))
-        self._workbench = open_workbench(config, prompts, limiter=limiter, n_threads=_node_cpus())
+        self._workbench = open_workbench(config, prompts, languages, limiter=limiter, n_threads=_node_cpus())
         recall = None
         if recall_pool is not None:  # the driver's frozen pool, written here: nodes need not share its disk
             from harness.recall import POOL_FILE, Recall

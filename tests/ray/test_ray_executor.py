@@ -262,3 +262,26 @@ def test_with_auto_the_run_says_which_cluster_it_joined(
     err = capsys.readouterr().err
     assert f"ray: joined the Ray cluster at {cluster.address} (3 node(s), 3 CPUs), " \
            "as --ray-address auto asked" in err
+
+
+def test_nodes_open_the_sandbox_image_of_every_language_the_run_holds(tmp_path: Path, cluster) -> None:
+    """A run of Rust tasks on the cluster: each node opens the Rust image beside Python's,
+    so the references the stub answers with compile and pass their hidden tests there."""
+    from harness.tasks import load_tasks
+
+    tasks = load_tasks("builtin:rust").select(limit=2).tasks
+    solutions = {t.entry_point: t.canonical_solution for t in tasks}
+
+    def answer(request) -> str:
+        name = next(n for n in solutions if f"`{n}`" in request.prompt_text or f"fn {n}(" in request.prompt_text)
+        return f"```rust\n{solutions[name]}\n```"
+
+    with StubServer(default=Reply(answer)) as stub:
+        args = run_args(stub, tmp_path, *ray_args(cluster))
+        args[args.index("--tasks") + 1] = "builtin:rust"
+        args[args.index("--limit") + 1] = "2"
+        args[args.index("--strategy") + 1] = "baseline"
+        assert main(args) == 0
+    records = read_trials(only_run(tmp_path / "results"))
+    assert {r["task_id"] for r in records} == {t.task_id for t in tasks}
+    assert all(r["language"] == "rust" and r["hidden_passed"] for r in records), records
