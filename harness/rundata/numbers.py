@@ -32,7 +32,8 @@ with the same meaning; fields may be added, never renamed or removed)::
         with its CI, priced, pareto), cost_axis (dollars | tokens: tokens when a price is unknown),
     by_trial, pass_at_k, compute_curve (kind agent | oracle), compute_matched, self_test,
     stopped_fp, resources, per_task: tables, one dict a row (per_task's categories by the
-        first pair, effect_categories by the headline's isolating and compute-matched effects),
+        first pair, effect_categories by the headline's isolating and compute-matched effects,
+        language: the task's, as its records say),
     agents: per strategy whose trials have agent turns: {strategy, episodes, turns,
         turns_per_episode, tool_calls, tool_calls_by_tool: {tool: n}, tool_calls_not_ok,
         episode_stops: {stop reason: episodes}} (harness/rundata/agents.py),
