@@ -29,7 +29,7 @@ def format_summary(numbers: dict[str, Any]) -> str:
     """A run's numbers as plain text: status, times, the answer, caveats, the tables."""
     strategies: dict[str, dict[str, Any]] = numbers.get("strategies", {})
     ks = numbers.get("k") or [1]
-    lines = [f"run {numbers.get('run_id')}: {numbers.get('tasks')} tasks, "
+    lines = [f"run {numbers.get('run_id')}: {numbers.get('tasks')} tasks{_languages(numbers)}, "
              f"{numbers.get('samples')} sample(s), up to {numbers.get('trials')} trial(s)",
              f"status: {numbers['status']['text']}",
              f"time: {numbers['time']['text']}", ""]
@@ -65,6 +65,18 @@ def format_summary(numbers: dict[str, Any]) -> str:
             (entry.get(n) or {}).get("pass@1"), *((entry.get(n) or {}).get("pass@1_ci95") or [None, None]))
             for n in names)] for kind, entry in by_kind.items()]
         lines += ["", *_table(head, rows)]
+    by_language = numbers.get("by_language") or []
+    if by_language:
+        names = list(strategies)
+        cells = {(r["language"], r["strategy"]): r for r in by_language}
+        languages = list(dict.fromkeys(r["language"] for r in by_language))
+        head = ["pass@1 by language", "tasks", *names]
+        rows = [[language, str(max((cells[(language, n)]["tasks"] for n in names if (language, n) in cells), default=0)),
+                 *(wording.rate_with_ci((cells.get((language, n)) or {}).get("pass@1"),
+                                        *((cells.get((language, n)) or {}).get("pass@1_ci95") or [None, None]))
+                   for n in names)] for language in languages]
+        lines += ["", *_table(head, rows)]
+    lines += _not_compiled(numbers)
     lines.append("unusable answers = trials whose answer held no usable code (scored as failures); model errors = "
                  "attempts a model error stopped after its retries (errors.jsonl; not scored, --resume redoes them)")
     lines.append("summed time = every trial's own time added up over the workers (strategies run interleaved); "
@@ -74,3 +86,31 @@ def format_summary(numbers: dict[str, Any]) -> str:
     for line in (numbers.get("estimate_check") or {}).get("text") or []:
         lines.append(f"estimate: {line}")
     return "\n".join(lines)
+
+
+def _languages(numbers: dict[str, Any]) -> str:
+    """" in rust" for a run of one language other than Python, " (go 1, python 2)" for a
+    run that mixes languages, "" for Python alone."""
+    languages = numbers.get("languages") or {}
+    if not languages or list(languages) == ["python"]:
+        return ""
+    if len(languages) == 1:
+        return f" in {next(iter(languages))}"
+    return " (" + ", ".join(f"{name} {n}" for name, n in languages.items()) + ")"
+
+
+def _not_compiled(numbers: dict[str, Any]) -> list[str]:
+    """One line when some attempt's final program did not compile (summary.json
+    stop_reasons' did_not_compile): per strategy, how many and by which status."""
+    by_strategy: dict[str, dict[str, int]] = {}
+    finals: dict[str, int] = {}
+    for row in numbers.get("stop_reasons") or []:
+        finals[row["strategy"]] = finals.get(row["strategy"], 0) + int(row.get("attempts") or 0)
+        for status, n in (row.get("did_not_compile") or {}).items():
+            counts = by_strategy.setdefault(row["strategy"], {})
+            counts[status] = counts.get(status, 0) + int(n)
+    if not by_strategy:
+        return []
+    parts = [f"{name} {sum(c.values())} of {finals.get(name, 0)} ("
+             + ", ".join(f"{status} {n}" for status, n in sorted(c.items())) + ")" for name, c in by_strategy.items()]
+    return ["", "final programs that did not compile: " + "; ".join(parts)]

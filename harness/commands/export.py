@@ -1,4 +1,5 @@
-"""`python -m harness export RUN_DIR --format humaneval`: final samples as samples.jsonl."""
+"""`python -m harness export RUN_DIR --format humaneval`: final samples as samples.jsonl
+(or LiveCodeBench's custom-evaluator file, or MultiPL-E's completion files)."""
 from __future__ import annotations
 
 import argparse
@@ -16,16 +17,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "come from the run's task set (run.json's spec, checked by digest). One strategy goes "
         "to RUN_DIR/samples.jsonl; several go to RUN_DIR/samples-<strategy>.jsonl. With --format livecodebench: "
         "RUN_DIR/livecodebench[-<strategy>].json, the list of {question_id, code_list} that LiveCodeBench's "
-        "custom evaluator reads (its benchmark must hold the same problems, e.g. the same release and dates).",
+        "custom evaluator reads (its benchmark must hold the same problems, e.g. the same release and dates). "
+        "With --format multipl-e: the folder RUN_DIR/multipl-e[-<strategy>]/ with one <name>.json.gz per "
+        "problem, the completion files MultiPL-E's evaluator reads (evaluation/src/main.py --dir); only for "
+        "tasks loaded from multipl-e:<folder>:<dataset>.",
     )
     p.add_argument("run_dir", metavar="RUN_DIR", type=Path)
-    p.add_argument("--format", dest="fmt", default="humaneval", choices=["humaneval", "livecodebench"],
+    p.add_argument("--format", dest="fmt", default="humaneval", choices=["humaneval", "livecodebench", "multipl-e"],
                    help="output format (default: humaneval, also read by evalplus; livecodebench: for "
-                        "lcb_runner.runner.custom_evaluator --custom_output_file)")
+                        "lcb_runner.runner.custom_evaluator --custom_output_file; multipl-e: a folder of "
+                        "completion files for MultiPL-E's evaluator)")
     p.add_argument("--strategy", action="append", default=None, metavar="NAME",
                    help="export only this strategy (repeatable; default: every strategy in the run)")
     p.add_argument("--out", metavar="FILE", type=Path, default=None,
-                   help="output file (only with a single strategy)")
+                   help="output file, or folder for multipl-e (only with a single strategy)")
     p.add_argument("--tasks", metavar="SPEC", default=None,
                    help="the run's task set, where run.json's spec does not load from here (its digest must match)")
     p.set_defaults(func=_main)

@@ -118,6 +118,9 @@ class TrialScope:
         self.meter = Meter()
         self.sandbox_s = 0.0
         self.started = time.perf_counter()
+        # How the program last graded on the hidden tests compiled (steps.grade_hidden):
+        # every strategy grades the code it records there, just before recording it.
+        self.compile_status: str | None = None
 
     @property
     def events(self) -> list[Any]:
@@ -153,7 +156,8 @@ class TrialScope:
         fields_: dict[str, Any] = {
             "task_kind": self.task.kind, "language": self.task.language, "oracle_feedback": self.ctx.settings.oracle_feedback,
             "sandbox_s": round(self.sandbox_s, 4), "wall_s": round(time.perf_counter() - self.started, 4),
-            "finished_at": now(), "events": list(self.meter.events), **self.usage(),
+            "finished_at": now(), "events": list(self.meter.events), "compile_status": self.compile_status,
+            **self.usage(),
         }
         fields_.update(core)
         return TrialRecord(run_id=self.ctx.run_id, task_id=self.task.task_id, strategy=self.strategy,

@@ -7,6 +7,7 @@ ablation, which uses them as the internal tests, openly (`write_tests`).
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Sequence
 
 from harness.actor import Draft, Previous
@@ -98,7 +99,10 @@ def run_script(scope: "TrialScope", code: str, stdin: str = "", *, timeout_s: fl
 
 
 def grade_hidden(scope: "TrialScope", draft: Draft) -> Evaluation | None:
-    """Scoring on the hidden tests, in containers of its own (measurement only)."""
+    """Scoring on the hidden tests, in containers of its own (measurement only). Sets
+    the trial's compile status (the record's `compile_status`) to how this program
+    compiled: None where nothing was compiled."""
+    scope.compile_status = None
     if draft.error:
         return None
     task = scope.task
@@ -106,7 +110,23 @@ def grade_hidden(scope: "TrialScope", draft: Draft) -> Evaluation | None:
                                          timeout_s=task.timeout_s)
     scope.sandbox_s += evaluation.seconds
     _compile_event(scope, evaluation)  # a strategy without internal tests compiles here first
+    if evaluation.compiled is not None and compiles(task.language):
+        scope.compile_status = evaluation.compiled.status
     return evaluation
+
+
+@functools.lru_cache(maxsize=None)
+def compiles(language: str) -> bool:
+    """Whether the sandbox compiles a program of `language` (JavaScript runs from its
+    source: its syntax errors are its tests' errors, and nothing says it compiled)."""
+    if language == "python":
+        return False
+    from sandbox.toolchains import toolchain
+
+    try:
+        return bool(toolchain(language).build("", None).steps)
+    except ValueError:  # a language the sandbox does not know: nothing it compiled
+        return False
 
 
 def _compile_event(scope: "TrialScope", evaluation: Evaluation) -> None:

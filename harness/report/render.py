@@ -126,13 +126,58 @@ def _agent_frame(sources: Sequence[Source]) -> pd.DataFrame:
 
 
 def _stop_frame(sources: Sequence[Source]) -> pd.DataFrame:
-    """Stop reasons, one row per strategy (per run): its attempts by stop reason."""
+    """Stop reasons, one row per strategy (per run): its attempts by stop reason, and
+    those whose final program did not compile, by compile status."""
     rows: dict[tuple[str, str], dict[str, int]] = {}
+    broken: dict[tuple[str, str], dict[str, int]] = {}
     for s in sources:
         for r in s.numbers.get("stop_reasons") or []:
-            rows.setdefault((s.label, r["strategy"]), {})[r["stop_reason"]] = r["attempts"]
-    return pd.DataFrame([{"run": run, "strategy": strategy, "attempts": sum(c.values()), "stop_reasons": _counts(c)}
-                         for (run, strategy), c in rows.items()], columns=["run", "strategy", "attempts", "stop_reasons"])
+            key = (s.label, r["strategy"])
+            rows.setdefault(key, {})[r["stop_reason"]] = r["attempts"]
+            for status, n in (r.get("did_not_compile") or {}).items():
+                broken.setdefault(key, {})[status] = broken.get(key, {}).get(status, 0) + n
+    columns = ["run", "strategy", "attempts", "stop_reasons", "did_not_compile"]
+    return pd.DataFrame([{"run": run, "strategy": strategy, "attempts": sum(c.values()), "stop_reasons": _counts(c),
+                          "did_not_compile": _counts(dict(sorted(broken.get((run, strategy), {}).items())))}
+                         for (run, strategy), c in rows.items()], columns=columns)
+
+
+def _compile_failures(df: pd.DataFrame) -> bool:
+    """Whether some final program of the stop-reason table did not compile."""
+    return "did_not_compile" in df.columns and bool((df["did_not_compile"] != wording.DASH).any())
+
+
+def _shown_stops(df: pd.DataFrame) -> pd.DataFrame:
+    """The stop-reason table as shown: its "did not compile" column only where some
+    final program did not compile (a run of Python or JavaScript compiles nothing)."""
+    if not _compile_failures(df):
+        return df.drop(columns="did_not_compile", errors="ignore")
+    return df.rename(columns={"did_not_compile": "did not compile (final programs)"})
+
+
+def _by_language_shown(df: pd.DataFrame) -> pd.DataFrame:
+    """The per-language table as shown: pass@1 beside its CI."""
+    out = pd.DataFrame({"run": df["run"], "language": df["language"], "strategy": df["strategy"],
+                        "pass@1": df["pass@1"], "95% CI": [wording.ci(lo, hi) for lo, hi in zip(df["ci_low"],
+                                                                                             df["ci_high"])],
+                        "tasks": df["tasks"], "attempts": df["attempts"]})
+    return out
+
+
+def by_language_frame(sources: Sequence[Source]) -> pd.DataFrame:
+    """by_language.csv: one row per run x language x strategy (runs that mix languages)."""
+    rows = [{"run": s.label, "language": r["language"], "strategy": r["strategy"], "pass@1": r["pass@1"],
+             "ci_low": (r.get("pass@1_ci95") or [None, None])[0], "ci_high": (r.get("pass@1_ci95") or [None, None])[1],
+             "tasks": r["tasks"], "attempts": r["attempts"]}
+            for s in sources for r in s.numbers.get("by_language") or []]
+    return pd.DataFrame(rows, columns=["run", "language", "strategy", "pass@1", "ci_low", "ci_high", "tasks",
+                                       "attempts"])
+
+
+def languages_text(numbers_doc: dict[str, Any]) -> str:
+    """The run's languages with their task counts: "go 1 · python 1 · rust 2"."""
+    languages = numbers_doc.get("languages") or {}
+    return _counts(languages) if languages else ""
 
 
 def _numeric(value: Any) -> bool:
@@ -178,12 +223,12 @@ def per_task_frame(sources: Sequence[Source]) -> pd.DataFrame:
     for s in sources:
         for t in s.numbers.get("per_task") or []:
             for strategy, c in t["strategies"].items():
-                rows.append({"run": s.label, "task_id": t["task_id"], "strategy": strategy,
+                rows.append({"run": s.label, "task_id": t["task_id"], "language": t.get("language"), "strategy": strategy,
                              "attempts": c["attempts"], "passed": c["passed"], "pass_rate": c["pass_rate"],
                              "mean_trials": c["mean_trials"], "mean_calls": c["mean_calls"],
                              "incomplete_attempts": c["incomplete"], "errors": c["errors"],
                              "compared": t["compared"]})
-    return pd.DataFrame(rows, columns=["run", "task_id", "strategy", "attempts", "passed", "pass_rate",
+    return pd.DataFrame(rows, columns=["run", "task_id", "language", "strategy", "attempts", "passed", "pass_rate",
                                        "mean_trials", "mean_calls", "incomplete_attempts", "errors", "compared"])
 
 
@@ -194,14 +239,20 @@ def _per_task_view(sources: Sequence[Source], single: bool, port: int) -> View:
     names = [name if single else f"{name} ({label})" for label, name in series]
     by_task: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
     compared: dict[str, bool] = {}
+    language: dict[str, str] = {}
     for s in sources:
         for t in s.numbers.get("per_task") or []:
             for strategy, c in t["strategies"].items():
                 by_task.setdefault(t["task_id"], {})[(s.label, strategy)] = c
             compared[t["task_id"]] = compared.get(t["task_id"], True) and t["compared"]
+            if t.get("language"):
+                language[t["task_id"]] = t["language"]
+    mixed = len(set(language.values())) > 1  # a column of one language says nothing the header does not
     rows = []
     for task_id in sorted(by_task):
         cells = [Cell(task_id, href=f"#{task_anchor(task_id)}" if single else None, css="txt")]
+        if mixed:
+            cells.append(Cell(language.get(task_id, wording.DASH), css="txt"))
         for key in series:
             c = by_task[task_id].get(key)
             if c is None:
@@ -223,7 +274,7 @@ def _per_task_view(sources: Sequence[Source], single: bool, port: int) -> View:
             "strategy, so in no figure. "
             + ("Each task links to its trials below, and to its page in `harness view`." if single
                else "Trial details are in each run's own report."))
-    columns = ["task", *names, "compared"] + (["harness view"] if single else [])
+    columns = ["task", *(["language"] if mixed else []), *names, "compared"] + (["harness view"] if single else [])
     return View("per_task", "Per task", note, columns, rows, "per_task.csv")
 
 
@@ -268,6 +319,12 @@ def headline(sources: Sequence[Source]) -> tuple[View, pd.DataFrame]:
                 label = f"pass@1 on {kind} tasks ({of_kind.get('tasks')})"
                 entry[label] = wording.rate_with_ci(k.get("pass@1"), *(k.get("pass@1_ci95") or [None, None]))
                 values[label] = k.get("pass@1")
+            for row in src.numbers.get("by_language") or []:  # a run that mixes languages
+                if row["strategy"] != strategy:
+                    continue
+                label = f"pass@1 on {row['language']} tasks ({row['tasks']})"
+                entry[label] = wording.rate_with_ci(row.get("pass@1"), *(row.get("pass@1_ci95") or [None, None]))
+                values[label] = row.get("pass@1")
             for key, label in HEADLINE_LABELS.items():
                 v = s.get(key)
                 entry[label] = (wording.duration(v) if key == "summed_s" else
@@ -373,6 +430,7 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
     t["paired"] = _paired_table(sources)
     t["agents"] = _agent_frame(sources)
     t["stop_reasons"] = _stop_frame(sources)
+    t["by_language"] = by_language_frame(sources)
     t["cost_points"] = _table(sources, "cost_points")
     return {
         "cost_points": _view("cost_points", "Accuracy against cost", "Each strategy's pass@1 with its 95% CI against "
@@ -428,7 +486,15 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
                         "(submitted, max_turns, token_budget, context_full, no_tool_call).", t["agents"], single,
                         "agents.csv"),
         "stop_reasons": _view("stop_reasons", "Why attempts stopped", "Complete attempts by their final trial's "
-                              "stop reason, per strategy.", t["stop_reasons"], single, "stop_reasons.csv"),
+                              "stop reason, per strategy." + (
+                                  " Did not compile: of those, the attempts whose final program did not compile, by "
+                                  "the compiler's status (compile_error, compile_timeout, compile_memory)."
+                                  if _compile_failures(t["stop_reasons"]) else ""),
+                              _shown_stops(t["stop_reasons"]), single, "stop_reasons.csv"),
+        "by_language": _view("by_language", "pass@1 by language", "The run mixes languages: pass@1 with its 95% "
+                             "bootstrap CI per language and strategy, on the tasks of that language every strategy "
+                             "completed (tasks), over their complete attempts (attempts).",
+                             _by_language_shown(t["by_language"]), single, "by_language.csv"),
         "per_task": _per_task_view(sources, single, port),
     }, t
 
@@ -528,6 +594,7 @@ def _run_info(src: Source, port: int) -> dict[str, Any]:
         "model": model_text(head),
         "tasks": f"{tasks.get('name') or tasks.get('spec') or '?'} ({tasks.get('count', '?')} tasks, digest "
                  f"{str(tasks.get('digest', '?'))[:16]})",
+        "languages": languages_text(src.numbers),
         "settings": ", ".join(f"{k}={cfg[k]}" for k in ("strategies", "samples", "trials", "k", "temperature", "seed")
                               if k in cfg),
         "provenance": provenance(head), "view_url": view_url(src.run_dir, port),
@@ -628,6 +695,7 @@ def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int
             "paired.csv": tables["paired"], "self_test.csv": tables["self_test"],
             "stopped_on_false_positive.csv": tables["stopped_fp"], "resources.csv": tables["resources"],
             "agents.csv": tables["agents"], "stop_reasons.csv": tables["stop_reasons"],
+            "by_language.csv": tables["by_language"],
             "per_task.csv": per_task_frame(sources), "tests.csv": tests_frame(sources),
             "cost_points.csv": tables["cost_points"]}
     head_view, head_df = headline(sources)

@@ -72,16 +72,26 @@ def agent_table(trials: pd.DataFrame, strategies: Sequence[str]) -> list[dict[st
 
 
 def stop_table(trials: pd.DataFrame, strategies: Sequence[str]) -> list[dict[str, Any]]:
-    """Per strategy: its complete attempts by their final trial's stop reason."""
+    """Per strategy: its complete attempts by their final trial's stop reason, and of
+    those, the ones whose final program did not compile, by compile status
+    (`did_not_compile`: {compile_error | compile_timeout | compile_memory: attempts}; {}
+    where every final program compiled or nothing was compiled)."""
     rows = []
     if trials.empty:
         return rows
     finals = trials[trials["final"] & trials["complete"]]
+    failed = finals["compile_status"].notna() & (finals["compile_status"] != "ok") \
+        if "compile_status" in finals.columns else pd.Series(False, index=finals.index)
     for strategy in strategies:
-        g = finals[finals["strategy"] == strategy]
+        mine = finals["strategy"] == strategy
+        g = finals[mine]
         counts = g["stop_reason"].fillna("(none)").value_counts()
+        broken = finals[mine & failed]
         for reason, n in sorted(counts.items()):
-            rows.append({"strategy": strategy, "stop_reason": str(reason), "attempts": int(n)})
+            of_reason = broken[broken["stop_reason"].fillna("(none)") == reason]
+            statuses = of_reason["compile_status"].value_counts() if not of_reason.empty else {}
+            rows.append({"strategy": strategy, "stop_reason": str(reason), "attempts": int(n),
+                         "did_not_compile": {str(k): int(v) for k, v in sorted(dict(statuses).items())}})
     return rows
 
 

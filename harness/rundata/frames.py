@@ -27,7 +27,7 @@ TRIAL_COLUMNS = (
     "internal_passed", "error", "model_calls", "cached_calls", "input_tokens", "output_tokens",
     "cost_usd", "cached_cost_usd", "wall_s", "model_s", "sandbox_s", "finished_at", "schema",
     "has_lesson", "n_internal", "n_hidden", "hidden_ok", "wrong_tests", "oracle_feedback", "task_kind",
-    "strict_changed", "strict_passed",
+    "language", "compile_status", "strict_changed", "strict_passed",
     # tool-using agents (harness/rundata/agents.py): turns, tool calls by tool, calls not ok, the episode's end
     "turns", "tool_calls", "tool_errors", "episode_stop",
     # per model call (harness.rundata.modelcalls): latencies, retried statuses, how known
@@ -59,7 +59,7 @@ def trial_row(r: TrialRecord) -> tuple:
         r.finished_at, r.schema, bool(r.lesson), len(r.internal_tests), len(r.hidden_results),
         sum(1 for h in r.hidden_results if h.status == "passed"),
         -1 if ref is None else sum(1 for h in ref if h.status != "passed"),
-        oracle, r.task_kind or "function", *_strict(r), *trial_counts(r.events),
+        oracle, r.task_kind or "function", r.language or "python", r.compile_status, *_strict(r), *trial_counts(r.events),
         calls.latencies, calls.retries, calls.basis, calls.retries_recorded,
     )
 

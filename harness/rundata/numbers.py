@@ -32,14 +32,20 @@ with the same meaning; fields may be added, never renamed or removed)::
         with its CI, priced, pareto), cost_axis (dollars | tokens: tokens when a price is unknown),
     by_trial, pass_at_k, compute_curve (kind agent | oracle), compute_matched, self_test,
     stopped_fp, resources, per_task: tables, one dict a row (per_task's categories by the
-        first pair, effect_categories by the headline's isolating and compute-matched effects),
+        first pair, effect_categories by the headline's isolating and compute-matched effects,
+        language: the task's, as its records say),
     agents: per strategy whose trials have agent turns: {strategy, episodes, turns,
         turns_per_episode, tool_calls, tool_calls_by_tool: {tool: n}, tool_calls_not_ok,
         episode_stops: {stop reason: episodes}} (harness/rundata/agents.py),
-    stop_reasons: [{strategy, stop_reason, attempts}]: complete attempts by their final
-        trial's stop reason,
+    stop_reasons: [{strategy, stop_reason, attempts, did_not_compile: {compile status: attempts}}]:
+        complete attempts by their final trial's stop reason, and those whose final program
+        did not compile (compile_error, compile_timeout, compile_memory),
     by_kind: {kind: {tasks, <strategy>: {pass@1, pass@1_ci95}}} (only when the run mixes
         task kinds: function, io),
+    languages: {language: tasks} (the languages of the tasks the run has records of: python,
+        rust, go, cpp, javascript),
+    by_language: [{language, strategy, pass@1, pass@1_ci95, tasks, attempts}] (only when the
+        run mixes languages: per language and strategy, on the shared tasks of that language),
     io_compare: {mode, tests, tests_changed, attempts, attempts_changed, passed_only_by_source}
         (only when graded with io_compare "source": over the final trials of complete
         attempts, the hidden-test verdicts and final verdicts the sources' own rules
@@ -207,6 +213,7 @@ def _per_task(f: Frames, pairs: Sequence[dict[str, Any]], wrong: Iterable[str] =
     err = {k[0] for k in missing} | (set(t.loc[t["error"].notna(), "task_id"]) if not t.empty else set())
     top = (pairs[0]["a"], pairs[0]["b"]) if pairs else None
     order = {s: i for i, s in enumerate(f.strategies)}
+    languages = _task_languages(f)
     out = []
     for task in tasks:
         cells = per[task]
@@ -226,7 +233,8 @@ def _per_task(f: Frames, pairs: Sequence[dict[str, Any]], wrong: Iterable[str] =
             cats.append("wrong_tests")
         if task in err:
             cats.append("error")
-        out.append({"task_id": task, "compared": task in shared, "categories": cats, "effect_categories": more,
+        out.append({"task_id": task, "language": languages.get(task), "compared": task in shared,
+                    "categories": cats, "effect_categories": more,
                     "strategies": {s: {**c, "pass_rate": c["passed"] / c["attempts"] if c["attempts"] else None}
                                    for s, c in sorted(cells.items(), key=lambda kv: (order.get(kv[0], 99), kv[0]))}})
     return out
@@ -248,6 +256,41 @@ def _by_kind(f: Frames) -> dict[str, Any]:
             entry[s] = {"pass@1": _num(est.value), "pass@1_ci95": [_num(est.ci_low), _num(est.ci_high)]}
         out[kind] = entry
     return out
+
+
+def _task_languages(f: Frames) -> dict[str, str]:
+    """Each task's language, as its records say (a task without a record: unknown)."""
+    t = f.trials
+    if t.empty or "language" not in t.columns:
+        return {}
+    return {str(k): str(v) for k, v in zip(t["task_id"], t["language"].fillna("python"))}
+
+
+def _languages(f: Frames) -> dict[str, int]:
+    """{language: tasks} over the tasks the run has records of, in name order."""
+    counts: dict[str, int] = {}
+    for language in _task_languages(f).values():
+        counts[language] = counts.get(language, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _by_language(f: Frames) -> list[dict[str, Any]]:
+    """Where a run mixes languages: one row per language x strategy with pass@1 and its
+    CI on the shared tasks of that language, how many of them the strategy scored, and
+    its complete attempts there; [] for a run of one language."""
+    languages = _task_languages(f)
+    if len(set(languages.values())) < 2:
+        return []
+    rows = []
+    for language in sorted(set(languages.values())):
+        sub = f.shared_attempts[f.shared_attempts["task_id"].isin({t for t, v in languages.items() if v == language})]
+        for s in f.strategies:
+            mine = sub[sub["strategy"] == s]
+            est = metrics.estimate(metrics.per_task_pass_at_k(sub, s, 1))
+            rows.append({"language": language, "strategy": s, "pass@1": _num(est.value),
+                         "pass@1_ci95": [_num(est.ci_low), _num(est.ci_high)],
+                         "tasks": int(mine["task_id"].nunique()), "attempts": int(len(mine))})
+    return rows
 
 
 def _io_compare(f: Frames) -> dict[str, Any]:
@@ -434,6 +477,9 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         task_check=header.get("task_check") if isinstance(header.get("task_check"), dict) else None)
     if by_kind:
         doc["by_kind"] = by_kind
+    doc["languages"] = _languages(f)
+    if by_language := _by_language(f):
+        doc["by_language"] = by_language
     if io_cmp := _io_compare(f):
         doc["io_compare"] = io_cmp
         doc["caveats"].append(wording.caveat("io_compare", "warn", (

@@ -19,7 +19,9 @@ Schemas of trials.jsonl lines (`TrialRecord.schema`):
    one strategy or one task kind (`lesson`, `memory_shown`, `recalled`, `testgen`,
    `internal_io_tests`) are events now; lines of schemas 1 and 2 are read into
    records whose events are made from those fields, and keep their schema number.
-   Fields added since with defaults: a test result's `seconds`.
+   Fields added since with defaults: a test result's `seconds`; `compile_status` (how the
+   record's program compiled: ok | compile_error | compile_timeout | compile_memory; None
+   where nothing was compiled: Python, JavaScript, an answer without code, older lines).
 """
 from __future__ import annotations
 
@@ -95,6 +97,9 @@ class TrialRecord(msgspec.Struct, frozen=True, kw_only=True):
     internal_reference: list[TestRecord] | None = None
     task_kind: str = "function"  # function | io
     language: str = "python"
+    # How the record's program compiled (ok | compile_error | compile_timeout | compile_memory),
+    # as graded on the hidden tests; None: nothing compiled (Python, JavaScript, no code)
+    compile_status: str | None = None
     events: list[Event] = []  # the strategy-owned part, in the order things happened
     schema: int = SCHEMA_VERSION
 
@@ -304,7 +309,7 @@ def decode_trial(raw: bytes | str) -> TrialRecord:
 
 
 _NULLABLE = frozenset(("stop_reason", "internal_passed", "error", "temperature_used",
-                       "cost_usd", "cached_cost_usd", "internal_reference"))
+                       "cost_usd", "cached_cost_usd", "internal_reference", "compile_status"))
 
 
 def decode_error(raw: bytes | str) -> ErrorRecord:

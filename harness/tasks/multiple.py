@@ -124,9 +124,15 @@ class MultiplESource:
             except (LiteralError, RecursionError) as exc:
                 left_out.append(f"{row['name']} ({exc})")
                 continue
+            stop_tokens = [str(t) for t in row.get("stop_tokens") or []]
+            # The row as MultiPL-E's evaluator reads it (export --format multipl-e writes it back
+            # with the completions); meta is not part of the task set's digest.
+            original = {"name": row["name"], "language": str(row.get("language") or dataset.rsplit("-", 1)[-1]),
+                        "prompt": row["prompt"], "tests": row["tests"], "stop_tokens": stop_tokens}
             tasks.append(Task(task_id=f"multipl-e/{dataset}/{row['name']}", prompt=_prompt(row["prompt"], language),
                               entry_point=entry_point, hidden_tests=(CallTest(calls),), language=language,
-                              meta={"source": str(path), "line": number, "stop_tokens": list(row.get("stop_tokens") or [])}))
+                              meta={"source": str(path), "line": number, "stop_tokens": stop_tokens,
+                                    "multipl_e": original}))
         if not tasks:
             raise TaskError(f"multipl-e: no row of {path} has tests the harness can read as calls"
                             + (f" (first: {left_out[0]})" if left_out else ""))

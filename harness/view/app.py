@@ -130,6 +130,7 @@ class ViewApp:
             "model": labels.model_text(entry.header),
             "task_set": f"{tasks_info.get('name') or tasks_info.get('spec') or cfg.get('tasks') or '?'}",
             "task_count": numbers["tasks"], "strategies": list(numbers["strategies"]),
+            "languages": dict(numbers.get("languages") or {}),
             "trials": len(entry.index.rows),
         }
 
