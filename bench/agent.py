@@ -3,6 +3,7 @@ and resample side by side, with calls, tokens and time per attempt beside pass@1
 
     python bench/agent.py                  # embedded model: builtin:quick[:6] and HumanEval[:6]
     python bench/agent.py --smoke          # the same code on the scripted model, process sandbox
+    python bench/agent.py --tasks humaneval --runs results/<run>   # measure a finished run beside a new one
 
 One `python -m harness run --strategy reflexion,react,react+reflexion,resample` per task
 set, as a researcher would type it; then, from each run's summary.json (the project's
@@ -224,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="folder for the runs (default: a new temporary folder)")
     ap.add_argument("--json", type=Path, help="also write the measures here")
     ap.add_argument("--speed-scripts", type=int, default=60, help="scripts run again for the tool's speed")
+    ap.add_argument("--runs", type=Path, nargs="*", default=[], metavar="RUN_DIR",
+                    help="finished run folders of these four strategies to measure beside the new runs "
+                         "(e.g. one resumed with `python -m harness run --resume`); --tasks '' runs nothing new")
     ap.add_argument("--extra", default="", help="more flags for every run, e.g. '--local-slots 2 --tool-protocol text'")
     args = ap.parse_args(argv)
 
@@ -242,6 +246,14 @@ def main(argv: list[str] | None = None) -> int:
               *args.extra.split()]
     started = time.perf_counter()
     measures, runs = [], []
+    for run_dir in args.runs:
+        if not (run_dir / "run.json").is_file():
+            sys.exit(f"error: --runs {run_dir}: not a run folder (no run.json)")
+        runs.append(run_dir)
+        m = measure(run_dir)
+        config = folder.load(run_dir).header.get("config") or {}
+        m["label"] = f"{config.get('tasks')}[:{config.get('limit')}]"
+        measures.append(m)
     for spec in sets:
         run_dir = harness_run(["--tasks", spec, *common], out / f"{re.sub(r'[^A-Za-z0-9]+', '-', spec)}.log")
         runs.append(run_dir)
