@@ -117,15 +117,13 @@ def grade_hidden(scope: "TrialScope", draft: Draft) -> Evaluation | None:
 
 @functools.lru_cache(maxsize=None)
 def compiles(language: str) -> bool:
-    """Whether the sandbox compiles a program of `language` (JavaScript runs from its
-    source: its syntax errors are its tests' errors, and nothing says it compiled)."""
-    if language == "python":
-        return False
+    """Whether the sandbox compiles a program of `language`, as its toolchain declares
+    (Python, the worker's own, has none; a language run from its source compiles nothing)."""
     from sandbox.toolchains import toolchain
 
     try:
-        return bool(toolchain(language).build("", None).steps)
-    except ValueError:  # a language the sandbox does not know: nothing it compiled
+        return toolchain(language).compiles
+    except ValueError:  # no toolchain: Python, or a language the sandbox does not know
         return False
 
 

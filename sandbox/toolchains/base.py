@@ -46,6 +46,7 @@ class Toolchain:
     threads: int = 0  # PIDs a run may take beyond its process (the runtime's own threads)
     spare_pipes: int = 0  # pipes its workers keep for a runtime that makes some (node)
     fences: tuple[str, ...] = ()  # code-fence tags answers use
+    compiles: bool = True  # False: run from its source (its syntax errors are its tests' errors)
 
     def build(self, program: str, entry_point: str | None) -> Build:
         """The files and steps for `program`: with the driver for `entry_point` (a

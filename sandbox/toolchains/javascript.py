@@ -30,6 +30,7 @@ class JavaScriptToolchain(Toolchain):
 
 JAVASCRIPT = JavaScriptToolchain(
     language="javascript",
+    compiles=False,
     packages=("nodejs", "gcc", "libc6-dev"),
     setup=SETUP,
     env={"LD_PRELOAD": PIPES_LIBRARY, "NODE_DISABLE_COLORS": "1"},
