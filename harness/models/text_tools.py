@@ -24,6 +24,15 @@ and the harness parses the reply (`parse_tool_calls`). The rules, fixed:
   other `json` block is data, silently.
 - Several blocks are several calls, in the order written; text around them is the
   reply's text. Nothing else (a bare JSON line, a ```python block) is a call.
+- One repair, for the way small models break the JSON of a call (measured,
+  bench/RESULTS.md): code with its own unescaped quotes (a docstring's triple quotes)
+  inside the one string argument. A block that is not valid JSON but reads
+  `{"name": "<tool>", "arguments": {"<argument>": "<text>"}}`, the tool offered and the
+  argument a string of its schema, is that call: <text> is everything between the
+  argument's opening quote and the block's final `"}}`, with JSON's escapes (a
+  backslash before n, t, a quote, a backslash, or u and four hex digits) decoded and every other character, bare quotes included,
+  kept as written. Another argument of the tool may follow only as a proper JSON string
+  at the end (`, "stdin": ""`); a call that may hold one anywhere else is never guessed at.
 
 A parse failure is never an exception: the Completion has no tool calls, and
 `tool_parse_error` says what was wrong when the reply tried. Calls' ids are
@@ -83,7 +92,10 @@ def parse_tool_calls(text: str, tools: Sequence[ToolSpec] = (), *, turn: int = 1
         try:
             value = json.loads(body, strict=False)
         except (ValueError, RecursionError) as exc:
-            if strict_tag:
+            repaired = _repaired(body, tools)
+            if repaired is not None:
+                calls.append(ToolCall(f"text_{turn}_{len(calls) + 1}", *repaired))
+            elif strict_tag:
                 errors.append(f"a tool_call block is not valid JSON ({_short(exc)})")
             continue
         items = value if isinstance(value, list) else [value]
@@ -136,6 +148,66 @@ def _call_of(item: Any) -> tuple[tuple[str, str] | None, str]:
         arguments = {k: v for k, v in item.items() if k != "name"}
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
     return (name.strip(), raw), ""
+
+
+_LOOSE_HEAD = re.compile(r'\A\s*\{\s*"name"\s*:\s*"(?P<name>[A-Za-z_][\w.-]{0,63})"\s*,\s*'
+                         r'"(?:arguments|parameters)"\s*:\s*\{\s*"(?P<key>[A-Za-z_]\w{0,63})"\s*:\s*"')
+_JSON_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_JSON_STRING_BODY = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*')
+
+
+def _repaired(body: str, tools: Sequence[ToolSpec]) -> tuple[str, str] | None:
+    """(name, arguments as JSON) of a call whose one string argument holds unescaped
+    quotes (the repair rule above), or None. Linear in the block's length."""
+    head = _LOOSE_HEAD.match(body)
+    if head is None:
+        return None
+    spec = next((t for t in tools if t.name == head["name"]), None)
+    properties = (spec.parameters or {}).get("properties") if spec is not None else None
+    if not isinstance(properties, dict) or (properties.get(head["key"]) or {}).get("type") != "string":
+        return None
+    tail = body.rstrip()
+    for closing in ("}", "}", '"'):  # the block ends `"}}`, blanks allowed between
+        if not tail.endswith(closing):
+            return None
+        tail = tail[:-1].rstrip() if closing == "}" else tail[:-1]
+    if len(tail) < head.end():
+        return None
+    raw = tail[head.end():]
+    arguments: dict[str, Any] = {}
+    others = "|".join(re.escape(str(k)) for k in properties if k != head["key"] and isinstance(k, str))
+    if others:
+        keys = list(re.finditer(r'"\s*,\s*"(' + others + r')"\s*:\s*"', raw))
+        # A last argument written properly (a JSON string to the end: `"stdin": ""`) is read as one.
+        if keys and _JSON_STRING_BODY.fullmatch(raw, keys[-1].end()):  # (the closing quote is cut off)
+            arguments[keys[-1][1]] = json.loads(raw[keys[-1].end() - 1:] + '"')
+            raw, keys = raw[:keys[-1].start()], keys[:-1]
+        if keys:
+            return None  # another argument of the tool may be inside: which text is which is a guess
+    return head["name"], json.dumps({head["key"]: _loose_string(raw), **arguments}, ensure_ascii=False)
+
+
+def _loose_string(raw: str) -> str:
+    """A JSON string's body with its escapes decoded and any other character (a bare
+    quote, a lone backslash) kept as written."""
+    out: list[str] = []
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == "\\" and i + 1 < n:
+            nxt = raw[i + 1]
+            if nxt in _JSON_ESCAPES:
+                out.append(_JSON_ESCAPES[nxt])
+                i += 2
+                continue
+            if nxt == "u" and _HEX4.fullmatch(raw, i + 2, i + 6) and not 0xD800 <= int(raw[i + 2:i + 6], 16) <= 0xDFFF:
+                out.append(chr(int(raw[i + 2:i + 6], 16)))
+                i += 6
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _short(exc: Exception) -> str:

@@ -74,6 +74,45 @@ def test_code_with_literal_newlines_and_quotes_inside_the_json_string():
     assert json.loads(call.arguments)["code"] == 'def f(s):\n\treturn s.split("\n")\n'
 
 
+def test_a_call_broken_by_the_code_s_own_quotes_is_repaired():
+    """As the embedded 0.5B model writes them: a docstring's triple quotes unescaped
+    inside the one string argument, the newlines escaped."""
+    text = ('```tool_call\n{"name": "python", "arguments": {"code": "def f(s: str) -> str:\\n    """Say '
+            'it: \\"hi\\".\n    """\\n    return s + \'"\'\\u00e9\\n\\nprint(f(\\"a\\"))"}}\n```')
+    (call,) = parse(text).calls
+    assert call.name == "python" and call.id == "text_1_1"
+    assert json.loads(call.arguments) == {"code": 'def f(s: str) -> str:\n    """Say it: "hi".\n    """\n'
+                                                  '    return s + \'"\'é\n\nprint(f("a"))'}
+    assert argument_problem(call, TOOLS) is None
+
+
+@pytest.mark.parametrize("text", [
+    # a tool not offered, an argument the tool has not, a second argument, a number
+    '```tool_call\n{"name": "shell", "arguments": {"code": "echo """x""""}}\n```',
+    '```tool_call\n{"name": "python", "arguments": {"script": "print("x")"}}\n```',
+    '```tool_call\n{"name": "python", "arguments": {"code": "print("x")", "stdin": "1", "code": "2"}}\n```',
+    '```tool_call\n{"name": "python", "arguments": {"code": "print("x")", "stdin": "a"b"}}\n```',
+    '```tool_call\n{"name": "python", "arguments": {"code": "print("x")"}\n```',  # one brace short
+    '```tool_call\n{"name": "python", "arguments": {"code": "\n```',
+    '```tool_call\n{"name": "python", "arguments": {"code": "}}\n```',
+])
+def test_the_repair_guesses_at_nothing_else(text):
+    parsed = parse(text)
+    assert parsed.calls == () and "not valid JSON" in parsed.error
+
+
+def test_a_repaired_call_may_end_with_another_argument_written_properly():
+    text = '```tool_call\n{"name": "python", "arguments": {"code": "print("x")\\n", "stdin": "1\\n2"}}\n```'
+    (call,) = parse(text).calls
+    assert json.loads(call.arguments) == {"code": 'print("x")\n', "stdin": "1\n2"}
+
+
+def test_the_repair_keeps_lone_surrogates_and_backslashes_as_written():
+    text = '```tool_call\n{"name": "submit", "arguments": {"code": "a\\ud800 "b" \\q \\"}}\n```'
+    (call,) = parse(text).calls
+    assert json.loads(call.arguments)["code"] == 'a\\ud800 "b" \\q \\'
+
+
 @pytest.mark.parametrize("text,error", [
     ("```tool_call\n{\"name\": \"python\", \"arguments\": {\"code\": \"print(1)\"\n```", "not valid JSON"),
     ("```tool_call\n{\"name\": \"python\", \"arguments\": {\"code\": \"print(1)\"}}", "not closed"),
