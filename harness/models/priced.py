@@ -47,6 +47,10 @@ class PricedModel(ChatModel):
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
 
+    def as_sent(self, messages: Sequence[Message], *, system: str | None = None,
+                tools: Sequence[ToolSpec] = (), tool_choice: str = "auto"):
+        return self.inner.as_sent(messages, system=system, tools=tools, tool_choice=tool_choice)
+
     def complete(self, messages: Sequence[Message], *, system: str | None = None, max_tokens: int = 512,
                  temperature: float = 0.0, stop: Sequence[str] | None = None, seed: int | None = None,
                  tools: Sequence[ToolSpec] = (), tool_choice: str = "auto") -> Completion:
