@@ -1,5 +1,6 @@
-"""What the HTTP API backends share: the retry loop, error translation, reply capping,
-stop reasons, and the OpenAI chat format (messages, tools) the openai and local backends send.
+"""What the HTTP API backends share: the SDK backends' base class (`APIModel`), the retry
+loop, error translation, reply capping, stop reasons, and the OpenAI chat format
+(messages, tools) the openai and local backends send.
 
 Retries are this module's own (the SDK clients are made with max_retries=0), so each
 one is counted: `send` retries HTTP 408, 409, 429 and 5xx, timeouts and connection
@@ -18,10 +19,11 @@ import math
 import random
 import re
 import time
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, ClassVar, Mapping, Sequence, TypeVar
 
-from harness.models.base import Message, ModelConfigError, ModelError, ModelSettings, Retry
+from harness.models.base import ChatModel, Completion, Message, ModelConfigError, ModelError, ModelSettings, Retry, Usage
 from harness.models.limiter import RateLimiter, Ticket, estimate_tokens
+from harness.models.prices import ModelFacts, cost_usd, price_for
 from harness.models.tools import TOOL_CHOICE_MODES, ToolCall, ToolSpec
 
 T = TypeVar("T")
@@ -69,17 +71,97 @@ def split_model_url(rest: str, prefix: str) -> tuple[str, str | None]:
     return model.strip(), (url.rstrip("/") if url else None)
 
 
-def describe(sdk: Any, spec: str, identity: str, base_url: Any, served_model: str | None) -> dict[str, Any]:
-    """What run.json records of an API model: the base URL the client uses and, once the
-    server has replied, the model name as it reports it; the engine is the client SDK
-    (the server's own engine is not known)."""
-    found: dict[str, Any] = {
-        "spec": spec, "identity": identity, "engine": f"{sdk.__name__}-sdk", "engine_version": sdk.__version__,
-        "base_url": str(base_url).rstrip("/"),
-    }
-    if served_model is not None:
-        found["served_model"] = served_model
-    return found
+class APIModel(ChatModel):
+    """What the SDK backends (anthropic, openai) share: a client of the SDK made with its
+    own retries off (`send` retries and counts them), the rate limiter, the identity at
+    the base URL the client really uses, what run.json records, and the Completion of
+    a reply. Calls run concurrently, bounded only by the limiter."""
+
+    prefix: ClassVar[str] = ""  # the spec's, e.g. "anthropic"
+
+    def __init__(
+        self, sdk: Any, client: Callable[..., Any], model_id: str, settings: ModelSettings, *,
+        api_key: str, base_url: str | None,
+    ) -> None:
+        self._sdk = sdk
+        self.model_id = model_id
+        self.spec = f"{self.prefix}:{model_id}" + (f"@{base_url}" if base_url else "")
+        self._settings = settings
+        self._served_model: str | None = None
+        self._client = client(
+            api_key=api_key,
+            base_url=base_url,  # None: the SDK's default (or its environment variable)
+            timeout=settings.timeout_s,
+            max_retries=0,  # retried and counted by send
+        )
+        self._limiter = settings.limiter if settings.limiter is not None else RateLimiter(
+            settings.requests_per_minute, settings.tokens_per_minute
+        )
+        self._table: Mapping[str, ModelFacts] = {}  # the shipped prices this backend knows
+
+    def describe(self) -> dict[str, Any]:
+        """What run.json records of an API model: the base URL the client uses and, once the
+        server has replied, the model name as it reports it; the engine is the client SDK
+        (the server's own engine is not known)."""
+        found: dict[str, Any] = {
+            **super().describe(),
+            "engine": f"{self._sdk.__name__}-sdk", "engine_version": self._sdk.__version__,
+            "base_url": str(self._client.base_url).rstrip("/"),
+        }
+        if self._served_model is not None:
+            found["served_model"] = self._served_model
+        return found
+
+    @property
+    def identity(self) -> str:
+        """What the response cache keys on: the model id at the base URL the client
+        really uses (the spec's, else the SDK's environment variable, else its default)."""
+        return f"{self.prefix}:{self.model_id}@{str(self._client.base_url).rstrip('/')}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec!r})"  # never the client: it holds the key
+
+    @property
+    def limiter(self) -> RateLimiter:
+        return self._limiter
+
+    def _send(
+        self, request: Callable[[], T], *, system: str | None, messages: Sequence[Message],
+        max_tokens: int, tools: Sequence[ToolSpec],
+    ) -> tuple[T, float, Ticket | None, tuple[Retry, ...]]:
+        """`send` with this model's SDK, spec, settings and limiter."""
+        return send(self._sdk, self.spec, self._settings, self._limiter, request,
+                    system=system, messages=messages, max_tokens=max_tokens, tools=tools)
+
+    def _completion(
+        self, reply: Any, *, text: str, stop: str | None, usage: Usage, tool_calls: tuple[ToolCall, ...],
+        max_tokens: int, latency_s: float, ticket: Ticket | None, retries: tuple[Retry, ...],
+        temperature_ignored: bool,
+    ) -> Completion:
+        """The Completion of a reply (`reply.model`: the model as the server names it;
+        `stop`: the server's stop reason): the limiter's ticket settled at the real token
+        count, the text capped, the answer priced."""
+        if ticket is not None:
+            ticket.settle(usage.input_tokens + usage.output_tokens
+                          + usage.cache_read_tokens + usage.cache_write_tokens)
+        text, reason = cap_reply(self.spec, text, max_tokens, stop_reason(stop))
+        model = reply.model or self.model_id
+        if self._served_model is None:
+            self._served_model = reply.model or None  # as the server reports it, in its first reply
+        return Completion(
+            text=text,
+            model=model,
+            usage=usage,
+            latency_s=latency_s,
+            cost_usd=cost_usd(usage, price_for(model, self._settings.prices, self._table)),
+            stop_reason=reason,
+            temperature_ignored=temperature_ignored,
+            tool_calls=tool_calls,
+            retries=retries,
+        )
+
+    def close(self) -> None:
+        self._client.close()
 
 
 def stop_reason(raw: str | None) -> str:

@@ -22,23 +22,21 @@ import threading
 from typing import Any, Sequence
 
 from harness.models import _api
-from harness.models.base import Capabilities, ChatModel, Completion, Message, ModelConfigError, ModelSettings, Usage
-from harness.models.limiter import RateLimiter
-from harness.models.prices import cost_usd, load_table, lookup, price_for
+from harness.models.base import Capabilities, Completion, Message, ModelConfigError, ModelSettings, Usage
+from harness.models.prices import load_table, lookup
 from harness.models.tools import TOOL_CHOICE_MODES, ToolCall, ToolSpec, check_tool_choice
 
 KEY_ENV = "ANTHROPIC_API_KEY"
 _EPHEMERAL = {"type": "ephemeral"}
 
 
-class AnthropicModel(ChatModel):
-    """Calls run concurrently, bounded only by the limiter."""
-
+class AnthropicModel(_api.APIModel):
     usage = "anthropic:<model>[@<base-url>]"
     requires = ("anthropic",)
     install_hint = "needs the anthropic SDK: pip install anthropic"
     # The Messages API has no seed; its answers are never reproducible by one.
     capabilities = Capabilities(tools=True, seeds=False, streaming=False, prompt_cache=True, remote_api=True)
+    prefix = "anthropic"
 
     @classmethod
     def open(cls, argument: str | None, settings: ModelSettings) -> "AnthropicModel":
@@ -61,42 +59,11 @@ class AnthropicModel(ChatModel):
     ) -> None:
         import anthropic
 
-        self._sdk = anthropic
-        self.model_id = model_id
-        self.spec = f"anthropic:{model_id}" + (f"@{base_url}" if base_url else "")
-        self._settings = settings
-        self._served_model: str | None = None
-        self._client = anthropic.Anthropic(
-            api_key=api_key,
-            base_url=base_url,  # None: the SDK's default (or ANTHROPIC_BASE_URL)
-            timeout=settings.timeout_s,
-            max_retries=0,  # retried and counted by _api.send
-        )
-        self._limiter = settings.limiter if settings.limiter is not None else RateLimiter(
-            settings.requests_per_minute, settings.tokens_per_minute
-        )
+        super().__init__(anthropic, anthropic.Anthropic, model_id, settings, api_key=api_key, base_url=base_url)
         self._table = load_table()
         facts = lookup(model_id, self._table)
         self.accepts_temperature = facts.accepts_temperature if facts else False
         self._warned_temperature = threading.Event()
-
-    def describe(self) -> dict[str, Any]:
-        """What run.json records of the model (see _api.describe)."""
-        return {**super().describe(),
-                **_api.describe(self._sdk, self.spec, self.identity, self._client.base_url, self._served_model)}
-
-    @property
-    def identity(self) -> str:
-        """What the response cache keys on: the model id at the base URL the client
-        really uses (the spec's, else the SDK's environment variable, else its default)."""
-        return f"anthropic:{self.model_id}@{str(self._client.base_url).rstrip('/')}"
-
-    def __repr__(self) -> str:
-        return f"AnthropicModel({self.spec!r})"  # never the client: it holds the key
-
-    @property
-    def limiter(self) -> RateLimiter:
-        return self._limiter
 
     def request_body(
         self,
@@ -154,8 +121,7 @@ class AnthropicModel(ChatModel):
             messages, system=system, max_tokens=max_tokens, temperature=temperature, stop=stop,
             tools=tools, tool_choice=tool_choice,
         )
-        reply, latency, ticket, retries = _api.send(
-            self._sdk, self.spec, self._settings, self._limiter,
+        reply, latency, ticket, retries = self._send(
             lambda: self._client.messages.create(**body),
             system=system, messages=messages, max_tokens=max_tokens, tools=tools,
         )
@@ -166,35 +132,18 @@ class AnthropicModel(ChatModel):
             cache_read_tokens=raw_usage.cache_read_input_tokens or 0,
             cache_write_tokens=raw_usage.cache_creation_input_tokens or 0,
         )
-        if ticket is not None:
-            ticket.settle(usage.input_tokens + usage.output_tokens
-                          + usage.cache_read_tokens + usage.cache_write_tokens)
-        text = "".join(block.text for block in reply.content if block.type == "text")
-        calls = tuple(
-            ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input, ensure_ascii=False))
-            for block in reply.content if block.type == "tool_use"
-        )
-        text, reason = _api.cap_reply(
-            self.spec, text, max_tokens, _api.stop_reason(reply.stop_reason)
-        )
-        model = reply.model or self.model_id
-        if self._served_model is None:
-            self._served_model = reply.model or None  # as the server reports it, in its first reply
-        price = price_for(model, self._settings.prices, self._table)
-        return Completion(
-            text=text,
-            model=model,
+        return self._completion(
+            reply,
+            text="".join(block.text for block in reply.content if block.type == "text"),
+            stop=reply.stop_reason,
             usage=usage,
-            latency_s=latency,
-            cost_usd=cost_usd(usage, price),
-            stop_reason=reason,
+            tool_calls=tuple(
+                ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input, ensure_ascii=False))
+                for block in reply.content if block.type == "tool_use"
+            ),
+            max_tokens=max_tokens, latency_s=latency, ticket=ticket, retries=retries,
             temperature_ignored=not self.accepts_temperature,
-            tool_calls=calls,
-            retries=retries,
         )
-
-    def close(self) -> None:
-        self._client.close()
 
 
 def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -204,6 +204,48 @@ class ChatModel(ABC):
         pass
 
 
+class WrappedModel(ChatModel):
+    """A model around another, `inner` (the response cache, the run's prices, the text
+    tool protocol): what the inner model declares and knows passes through unchanged;
+    a subclass implements `complete` and changes only what it is for."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+        self.spec = inner.spec
+
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
+    @property
+    def capabilities(self) -> Capabilities:  # type: ignore[override]
+        return self.inner.capabilities
+
+    @property
+    def accepts_temperature(self) -> bool:  # type: ignore[override]
+        return self.inner.accepts_temperature
+
+    @property
+    def concurrency_note(self) -> str | None:  # type: ignore[override]
+        return self.inner.concurrency_note
+
+    @property
+    def preferred_tool_protocol(self) -> str:
+        return self.inner.preferred_tool_protocol
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def as_sent(
+        self, messages: Sequence[Message], *, system: str | None = None,
+        tools: Sequence[ToolSpec] = (), tool_choice: str = "auto",
+    ) -> tuple[str | None, tuple[Message, ...], tuple[ToolSpec, ...]]:
+        return self.inner.as_sent(messages, system=system, tools=tools, tool_choice=tool_choice)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 class ModelError(RuntimeError):
     """A call failed after the backend's retries; the run records it and goes on.
 

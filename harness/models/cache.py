@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.models.base import Capabilities, ChatModel, Completion, Message, Usage
+from harness.models.base import ChatModel, Completion, Message, Usage, WrappedModel
 from harness.models.tools import ToolCall, ToolSpec
 
 log = logging.getLogger(__name__)
@@ -37,13 +37,12 @@ log = logging.getLogger(__name__)
 _FORMAT = 2  # bump when the key or entry layout changes; old entries are then ignored
 
 
-class CachedModel(ChatModel):
+class CachedModel(WrappedModel):
     """A ChatModel that answers repeated calls from disk; `inner` is the model it wraps."""
 
     def __init__(self, inner: ChatModel, cache_dir: Path, *, cache_all: bool = False) -> None:
-        self.inner = inner
-        self.spec = inner.spec
-        self._identity = inner.identity
+        super().__init__(inner)
+        self._identity = inner.identity  # the key's, fixed for the cache's life
         self.cache_dir = Path(cache_dir)
         self.cache_all = cache_all
         self.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -52,33 +51,9 @@ class CachedModel(ChatModel):
         self.hits = 0
         self.misses = 0
 
-    # What the wrapped model declares and knows, unchanged.
     @property
     def identity(self) -> str:
         return self._identity
-
-    @property
-    def capabilities(self) -> Capabilities:  # type: ignore[override]
-        return self.inner.capabilities
-
-    @property
-    def accepts_temperature(self) -> bool:  # type: ignore[override]
-        return self.inner.accepts_temperature
-
-    @property
-    def concurrency_note(self) -> str | None:  # type: ignore[override]
-        return self.inner.concurrency_note
-
-    @property
-    def preferred_tool_protocol(self) -> str:
-        return self.inner.preferred_tool_protocol
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
-    def as_sent(self, messages: Sequence[Message], *, system: str | None = None,
-                tools: Sequence[ToolSpec] = (), tool_choice: str = "auto"):
-        return self.inner.as_sent(messages, system=system, tools=tools, tool_choice=tool_choice)
 
     def complete(
         self,
@@ -113,9 +88,6 @@ class CachedModel(ChatModel):
                 # deterministic answer a temperature-0 key promises.
                 self._write(key, completion)
             return completion
-
-    def close(self) -> None:
-        self.inner.close()
 
     # -- storage
     def path_for(self, key: str) -> Path:

@@ -24,10 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from harness.models import _api
-from harness.models.base import Capabilities, ChatModel, Completion, Message, ModelConfigError, ModelError, ModelSettings, Usage
-from harness.models.limiter import RateLimiter
-from harness.models.prices import cost_usd, price_for
-from harness.models.tools import ToolCall, ToolSpec, check_tool_choice
+from harness.models.base import Capabilities, Completion, Message, ModelConfigError, ModelError, ModelSettings, Usage
+from harness.models.tools import ToolSpec, check_tool_choice
 
 KEY_ENV = "OPENAI_API_KEY"
 _NO_KEY = "no-key"  # local servers ignore the key, but the SDK insists on one
@@ -38,7 +36,7 @@ def _rejects_temperature(error: ModelError) -> bool:
     return "HTTP 400" in text and "temperature" in text.lower()
 
 
-class OpenAIModel(ChatModel):
+class OpenAIModel(_api.APIModel):
     usage = "openai:<model>@<base-url>"
     requires = ("openai",)
     install_hint = "needs the openai SDK: pip install openai"
@@ -46,6 +44,7 @@ class OpenAIModel(ChatModel):
     # OPENAI_API_KEY from the environment when it is set.
     capabilities = Capabilities(tools=True, seeds=True, streaming=True, prompt_cache=True, remote_api=True)
     accepts_temperature = True  # until the server rejects one
+    prefix = "openai"
 
     @classmethod
     def open(cls, argument: str | None, settings: ModelSettings) -> "OpenAIModel":
@@ -71,42 +70,14 @@ class OpenAIModel(ChatModel):
     ) -> None:
         import openai
 
-        self._sdk = openai
-        self.model_id = model_id
-        self.spec = f"openai:{model_id}" + (f"@{base_url}" if base_url else "")
-        self._settings = settings
-        self._served_model: str | None = None
-        self._client = openai.OpenAI(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=settings.timeout_s,
-            max_retries=0,  # retried and counted by _api.send
-        )
-        self._limiter = settings.limiter if settings.limiter is not None else RateLimiter(
-            settings.requests_per_minute, settings.tokens_per_minute
-        )
+        super().__init__(openai, openai.OpenAI, model_id, settings, api_key=api_key, base_url=base_url)
         self._temperature_lock = threading.Lock()
 
     def describe(self) -> dict[str, Any]:
-        """What run.json records of the model (see _api.describe)."""
-        found = {**super().describe(),
-                 **_api.describe(self._sdk, self.spec, self.identity, self._client.base_url, self._served_model)}
+        found = super().describe()
         if self._settings.stream:
             found["stream"] = True
         return found
-
-    @property
-    def identity(self) -> str:
-        """What the response cache keys on: the model id at the base URL the client
-        really uses (the spec's, else the SDK's environment variable, else its default)."""
-        return f"openai:{self.model_id}@{str(self._client.base_url).rstrip('/')}"
-
-    def __repr__(self) -> str:
-        return f"OpenAIModel({self.spec!r})"
-
-    @property
-    def limiter(self) -> RateLimiter:
-        return self._limiter
 
     def complete(
         self,
@@ -147,10 +118,7 @@ class OpenAIModel(ChatModel):
             return _assemble(reply) if streaming else reply
 
         def send() -> tuple[Any, float, Any, tuple]:
-            return _api.send(
-                self._sdk, self.spec, self._settings, self._limiter, request,
-                system=system, messages=messages, max_tokens=max_tokens, tools=tools,
-            )
+            return self._send(request, system=system, messages=messages, max_tokens=max_tokens, tools=tools)
 
         try:
             reply, latency, ticket, retries = send()
@@ -171,30 +139,15 @@ class OpenAIModel(ChatModel):
         if not choices:
             raise ModelError(f"{self.spec}: the server answered with no choices", retries=retries)
         choice = choices[0]
-        usage = _usage(reply.usage)
-        if ticket is not None:
-            ticket.settle(usage.input_tokens + usage.output_tokens + usage.cache_read_tokens)
-        text, reason = _api.cap_reply(
-            self.spec, choice.message.content or "", max_tokens, _api.stop_reason(choice.finish_reason)
-        )
-        model = reply.model or self.model_id
-        if self._served_model is None:
-            self._served_model = reply.model or None  # as the server reports it, in its first reply
-        price = price_for(model, self._settings.prices, {})
-        return Completion(
-            text=text,
-            model=model,
-            usage=usage,
-            latency_s=latency,
-            cost_usd=cost_usd(usage, price),
-            stop_reason=reason,
-            temperature_ignored="temperature" not in kwargs,
+        return self._completion(
+            reply,
+            text=choice.message.content or "",
+            stop=choice.finish_reason,
+            usage=_usage(reply.usage),
             tool_calls=_api.openai_tool_calls(choice.message.tool_calls),
-            retries=retries,
+            max_tokens=max_tokens, latency_s=latency, ticket=ticket, retries=retries,
+            temperature_ignored="temperature" not in kwargs,
         )
-
-    def close(self) -> None:
-        self._client.close()
 
 
 def _usage(raw: Any) -> Usage:

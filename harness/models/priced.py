@@ -10,42 +10,19 @@ cache serves is priced at today's prices; `inner` is the model it wraps.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
-from harness.models.base import Capabilities, ChatModel, Completion, Message, Price, ToolSpec
+from harness.models.base import ChatModel, Completion, Message, Price, ToolSpec, WrappedModel
 from harness.models.prices import cost_usd, price_for
 
 
-class PricedModel(ChatModel):
-    """A ChatModel whose answers carry their cost at the run's prices."""
+class PricedModel(WrappedModel):
+    """A ChatModel whose answers carry their cost at the run's prices; the cache and
+    run.json key on what answers (the inner model's identity), not on the price."""
 
     def __init__(self, inner: ChatModel, prices: Mapping[str, Price]) -> None:
-        self.inner = inner
-        self.spec = inner.spec
+        super().__init__(inner)
         self.prices = dict(prices)
-
-    @property
-    def identity(self) -> str:  # the cache and run.json key on what answers, not on the price
-        return self.inner.identity
-
-    @property
-    def capabilities(self) -> Capabilities:  # type: ignore[override]
-        return self.inner.capabilities
-
-    @property
-    def accepts_temperature(self) -> bool:  # type: ignore[override]
-        return self.inner.accepts_temperature
-
-    @property
-    def concurrency_note(self) -> str | None:  # type: ignore[override]
-        return self.inner.concurrency_note
-
-    @property
-    def preferred_tool_protocol(self) -> str:
-        return self.inner.preferred_tool_protocol
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
 
     def complete(self, messages: Sequence[Message], *, system: str | None = None, max_tokens: int = 512,
                  temperature: float = 0.0, stop: Sequence[str] | None = None, seed: int | None = None,
@@ -56,6 +33,3 @@ class PricedModel(ChatModel):
         if price is None:
             return completion
         return dataclasses.replace(completion, cost_usd=cost_usd(completion.usage, price))
-
-    def close(self) -> None:
-        self.inner.close()

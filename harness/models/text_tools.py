@@ -55,7 +55,7 @@ from typing import Any, Sequence
 
 import jinja2
 
-from harness.models.base import TOOL_PROTOCOLS, Capabilities, ChatModel, Completion, Message, ModelConfigError
+from harness.models.base import TOOL_PROTOCOLS, ChatModel, Completion, Message, ModelConfigError, WrappedModel
 from harness.models.tools import ToolCall, ToolSpec, arguments_of, check_tool_choice
 
 # A folder of its own: the run's prompt set is harness/prompts/*.j2, and these belong
@@ -315,33 +315,9 @@ def to_text_messages(messages: Sequence[Message]) -> list[Message]:
 # -- the wrapper -----------------------------------------------------------------------
 
 
-class TextToolModel(ChatModel):
+class TextToolModel(WrappedModel):
     """A model whose tool calls go through the text protocol; `inner` is the backend
     (or the response cache around it), which is sent no tools."""
-
-    def __init__(self, inner: ChatModel) -> None:
-        self.inner = inner
-        self.spec = inner.spec
-
-    @property
-    def identity(self) -> str:
-        return self.inner.identity
-
-    @property
-    def capabilities(self) -> Capabilities:  # type: ignore[override]
-        return self.inner.capabilities
-
-    @property
-    def accepts_temperature(self) -> bool:  # type: ignore[override]
-        return self.inner.accepts_temperature
-
-    @property
-    def concurrency_note(self) -> str | None:  # type: ignore[override]
-        return self.inner.concurrency_note
-
-    @property
-    def preferred_tool_protocol(self) -> str:
-        return self.inner.preferred_tool_protocol
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "tool_protocol": "text", "tool_protocol_templates": templates_digest()}
@@ -385,9 +361,6 @@ class TextToolModel(ChatModel):
             temperature_ignored=reply.temperature_ignored, tool_calls=parsed.calls,
             tool_parse_error=parsed.error, retries=reply.retries,
         )
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def with_tool_protocol(model: ChatModel, setting: str) -> ChatModel:
