@@ -104,7 +104,7 @@ class RunnerKind(TaskKind):
     def template_values(self, task: "Task") -> dict:
         language = _language(task)
         return {"language": language.display, "language_name": language.name, "fence": language.fence,
-                "exercise": dict(task.meta.get("exercise") or {})}
+                "exercise": dict(task.meta.get("exercise") or {}), "stub": str(task.meta.get("stub") or "")}
 
     def summary(self, task: "Task") -> str:
         return (f"{_language(task).display}: the exercise's own test file, run with the test runner; "

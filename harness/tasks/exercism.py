@@ -118,7 +118,7 @@ def _exercise(folder: Path, language: str, layout: ExerciseLayout) -> Task:
     stub = _merged(files[program_path], [files[n] for n in merged], program_path)
     examples = {name: _read(folder / name) for name in example}
     reference = _merged(examples[reference_path], [examples[n] for n in example if n.endswith(layout.merged)],
-                        reference_path) if merged else examples[reference_path]
+                        program_path) if merged else examples[reference_path]
     test_path = next((t for t in tests if layout.test_names(files[t])), None)
     if test_path is None:
         raise _Refused(f"{folder.name} ({tests[0]}: no test the {get_language(language).display} runner would run)")
@@ -137,7 +137,7 @@ def _exercise(folder: Path, language: str, layout: ExerciseLayout) -> Task:
     suite = Suite(program_path, test_path, suite_files)
     slug = folder.name
     exercise = {"slug": slug, "solution_path": program_path, "test_path": test_path,
-                "merged": merged, "blurb": str(config.get("blurb", ""))[:300]}
+                "merged": merged, **layout.naming(files, program_path)}
     return Task(task_id=f"exercism/{language}/{slug}", prompt="\n\n".join(docs) + "\n", entry_point="",
                 hidden_tests=tuple(RunnerTest(name, suite) for name in names), language=language,
                 canonical_solution=reference, kind="runner",

@@ -132,6 +132,20 @@ def _cargo_dependencies(files: dict[str, str]) -> str | None:
     return None
 
 
+def _crate(files: dict[str, str], program_path: str) -> dict[str, str]:
+    found = re.search(r'^\s*name\s*=\s*"([A-Za-z0-9_-]+)"', files.get("Cargo.toml", ""), re.MULTILINE)
+    return {"crate": found.group(1).replace("-", "_") if found else ""}
+
+
+def _package(files: dict[str, str], program_path: str) -> dict[str, str]:
+    found = re.search(r"^package\s+(\w+)", files.get(program_path, ""), re.MULTILINE)
+    return {"package": found.group(1) if found else ""}
+
+
+def _js_module(files: dict[str, str], program_path: str) -> dict[str, str]:
+    return {"module": program_path[:-3] if program_path.endswith(".js") else program_path}
+
+
 @dataclass(frozen=True)
 class ExerciseLayout:
     """What an Exercism exercise of one language is made of, as the loader reads it."""
@@ -141,12 +155,14 @@ class ExerciseLayout:
     merged: tuple[str, ...] = ()  # solution files put after the program in one answer (C++'s .cpp after its header)
     support: tuple[str, ...] = ()  # files of the exercise the build needs besides its tests
     problem: Callable[[dict[str, str]], str | None] = lambda files: None  # why it cannot be built, or None
+    # What the test writer's prompt names (the crate, the package, the module): (files, program path) -> values.
+    naming: Callable[[dict[str, str], str], dict[str, str]] = lambda files, program_path: {}
 
 
-RUST_EXERCISE = ExerciseLayout(_rust, (".rs",), support=("Cargo.toml",), problem=_cargo_dependencies)
-GO_EXERCISE = ExerciseLayout(_go, (".go",))
+RUST_EXERCISE = ExerciseLayout(_rust, (".rs",), support=("Cargo.toml",), problem=_cargo_dependencies, naming=_crate)
+GO_EXERCISE = ExerciseLayout(_go, (".go",), naming=_package)
 CPP_EXERCISE = ExerciseLayout(_cpp, (".h", ".hpp"), merged=(".cpp", ".cc"), support=("test/catch.hpp",))
-JAVASCRIPT_EXERCISE = ExerciseLayout(_javascript, (".js",))
+JAVASCRIPT_EXERCISE = ExerciseLayout(_javascript, (".js",), naming=_js_module)
 
 
 def test_names(language: str, text: str) -> list[str]:
