@@ -48,13 +48,13 @@ class RunnerKind(TaskKind):
         return code
 
     def parse_tests(self, text: str, task: "Task", max_tests: int) -> WrittenTests:
-        from harness.kinds.languages.runner import RunnerTest, test_names
+        from harness.kinds.languages.runner import RunnerTest, runner_test_names
 
         blocks = [block for block in _language(task).blocks(text) if block.strip()]
         if not blocks:
             return WrittenTests([], text, {"unparseable": 1})
         body = max(blocks, key=len).strip("\n") + "\n"
-        names = test_names(task.language, body)
+        names = runner_test_names(task.language, body)
         suite = task.hidden_tests[0].suite.with_tests(body)  # type: ignore[union-attr]
         kept = [RunnerTest(name, suite) for name in names[:max_tests]]
         return WrittenTests(kept, text, {"unparseable": 0 if names else 1, "over_limit": max(0, len(names) - max_tests)})

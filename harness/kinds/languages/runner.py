@@ -165,7 +165,7 @@ CPP_EXERCISE = ExerciseLayout(_cpp, (".h", ".hpp"), merged=(".cpp", ".cc"), supp
 JAVASCRIPT_EXERCISE = ExerciseLayout(_javascript, (".js",), naming=_js_module)
 
 
-def test_names(language: str, text: str) -> list[str]:
+def runner_test_names(language: str, text: str) -> list[str]:
     """The tests of a test file, in order, each name once."""
     from harness.kinds.languages import get_language
 
@@ -179,4 +179,4 @@ def test_names(language: str, text: str) -> list[str]:
 
 
 __all__ = ["CPP_EXERCISE", "ExerciseLayout", "GO_EXERCISE", "JAVASCRIPT_EXERCISE", "RUST_EXERCISE", "RunnerTest",
-           "Suite", "test_names"]
+           "Suite", "runner_test_names"]
