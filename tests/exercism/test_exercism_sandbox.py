@@ -3,6 +3,7 @@ reference passes, the stub fails, a compile error is the compiler's message, and
 hostile solution can and cannot do to a verdict taken in its own process."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,25 @@ def test_a_javascript_solution_cannot_replace_expect_or_reach_the_process(evalua
     reaches = "const fs = require('fs');\nexport const countVowels = () => fs.writeSync(4, 'x');\n"
     records = grade(evaluator, task, reaches).records
     assert not any(r.status == "passed" for r in records) and "does not let a solution require 'fs'" in records[0].detail
+
+
+# --- C++: Catch2's header is the exercise's own, and third-party code this repository does
+# not ship; these run on a checkout of Aider's polyglot benchmark when one is named.
+POLYGLOT = os.environ.get("POLYGLOT_BENCHMARK", "")
+
+
+@pytest.mark.skipif(not POLYGLOT, reason="set POLYGLOT_BENCHMARK to a checkout of Aider's polyglot-benchmark")
+@pytest.mark.parametrize("slug", ["all-your-base", "allergies"])
+def test_cpp_exercises_of_the_benchmark_pass_their_reference_and_fail_their_stub(sandbox_opener, slug):
+    task = next(t for t in load_tasks(f"exercism:{POLYGLOT}:cpp").tasks if t.task_id == f"exercism/cpp/{slug}")
+    sandbox = sandbox_opener("docker", languages=("cpp",), workers=1)
+    try:
+        evaluator = Evaluator(sandbox, Prompts(), timeout_s=10.0)
+        assert grade(evaluator, task, task.canonical_solution).passed
+        stub = grade(evaluator, task, task.meta["stub"])
+        assert not any(r.status == "passed" for r in stub.records)
+        # A right answer that exits with status 0 before main (a static initializer) passes nothing.
+        early = task.canonical_solution + "\n#include <cstdlib>\nstatic const int harness_early_exit = (std::exit(0), 0);\n"
+        assert not any(r.status == "passed" for r in grade(evaluator, task, early).records)
+    finally:
+        sandbox.close()
