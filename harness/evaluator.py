@@ -22,7 +22,7 @@ from harness.prompting import Prompts
 from harness.rundata import TestRecord
 from harness.tasks.base import IoTest, Task
 from sandbox import IoCase, RunRequest, Sandbox, SandboxFault, ScriptRun, TestOutcome, run_script
-from sandbox.base import Call, CallCase
+from sandbox.base import Call, CallCase, RunnerCase, TestSuite
 
 # Sandbox domains (RunRequest.domain): a container serves one for its whole life, so
 # whatever a program could leave in a container that the worker's clean-up misses never
@@ -181,3 +181,22 @@ class Evaluator:
                          for t, o in zip(tests, outcomes) if o.status != "passed") if io else ()
         passed = all(r.status == "passed" for r in records)
         return Evaluation(records, passed, time.perf_counter() - start, failures, compiled)
+
+    def run_runner(self, program: str, tests: Sequence, task: Task, timeout_s: float | None,
+                   domain: str) -> Evaluation:
+        """An exercise's own tests (harness/kinds/runner.py): the program built with the
+        suite's files and the language's test runner, compiled once, then each test by
+        name in its own process; the verdict is the runner's, in the program's process."""
+        start = time.perf_counter()
+        suites = {t.suite.digest: t.suite for t in tests}
+        if len(suites) != 1:
+            raise ValueError(f"task {task.task_id}: the tests of one grading come from one test file")
+        suite = next(iter(suites.values()))
+        request = RunRequest(program, [RunnerCase(t.test) for t in tests], timeout_s or self.timeout_s,
+                             domain=domain, blind=domain in BLIND_DOMAINS, language=task.language,
+                             suite=TestSuite(suite.program_path, suite.files))
+        compiled = self.sandbox.compile(request) if hasattr(self.sandbox, "compile") else None
+        outcomes = self.sandbox.run(request)
+        records = _to_records(outcomes)
+        return Evaluation(records, all(r.status == "passed" for r in records), time.perf_counter() - start,
+                          (), compiled)

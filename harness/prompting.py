@@ -72,6 +72,17 @@ LANGUAGE_TEMPLATE_NAMES = (
 )
 _LANG = {"language": "Rust", "fence": "rust", "assert_form": "assert_eq!(add(...), ...);"}
 VARIABLES.update({name: {**VARIABLES[name[: -len("_lang")]], **_LANG} for name in LANGUAGE_TEMPLATE_NAMES})
+# An exercise's templates (harness/kinds/runner.py, `<role>_runner`): their twins' variables
+# and the exercise's (`exercise`: its solution and test files' paths, the crate, package or
+# module its tests name; `stub`: the solution file as the exercise gives it), and one
+# `runner_tests_<language>` each, included by testgen_runner, saying what a test file is.
+_EXERCISE = {"language": "Rust", "language_name": "rust", "fence": "rust", "stub": "pub fn add(a: i64, b: i64) -> i64 {\n    todo!()\n}\n",
+             "exercise": {"slug": "add", "solution_path": "src/lib.rs", "test_path": "tests/add.rs", "merged": [],
+                          "crate": "add", "package": "add", "module": "add"}}
+RUNNER_TEMPLATE_NAMES = ("actor_system_runner", "actor_task_runner", "actor_retry_runner", "testgen_system_runner",
+                         "testgen_runner", "reflection_system_runner", "reflection_runner")
+VARIABLES.update({name: {**VARIABLES[name[: -len("_runner")]], **_EXERCISE} for name in RUNNER_TEMPLATE_NAMES})
+VARIABLES.update({f"runner_tests_{language}": _EXERCISE for language in ("rust", "go", "cpp", "javascript")})
 
 
 class PromptSetError(ValueError):

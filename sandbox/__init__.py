@@ -7,6 +7,7 @@ script whole and gives back its stdout, stderr, exit status and time.
 from sandbox.base import (
     IoCase,
     Limits,
+    RunnerCase,
     RunRequest,
     Sandbox,
     SandboxConfig,
@@ -14,6 +15,7 @@ from sandbox.base import (
     SandboxUnavailable,
     Status,
     TestOutcome,
+    TestSuite,
 )
 from sandbox.registry import open_sandbox
 from sandbox.script import ScriptRun, run_script
@@ -21,6 +23,7 @@ from sandbox.script import ScriptRun, run_script
 __all__ = [
     "IoCase",
     "Limits",
+    "RunnerCase",
     "RunRequest",
     "Sandbox",
     "SandboxConfig",
@@ -29,6 +32,7 @@ __all__ = [
     "ScriptRun",
     "Status",
     "TestOutcome",
+    "TestSuite",
     "open_sandbox",
     "run_script",
 ]

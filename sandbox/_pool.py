@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from sandbox._prepared import PreparedTests
-from sandbox.base import CallCase, IoCase, Limits, RunRequest, SandboxFault, SandboxUnavailable, TestOutcome
+from sandbox.base import CallCase, IoCase, RunnerCase, Limits, RunRequest, SandboxFault, SandboxUnavailable, TestOutcome
 from sandbox.worker.protocol import PROTOCOL
 
 STARTUP_TIMEOUT_S = 60.0
@@ -359,7 +359,7 @@ class WorkerPool:
         finally:
             domain.idle.put(slot)
 
-    def _run_test(self, slot: _Slot, request: RunRequest, test: str | IoCase | CallCase, timeout: float,
+    def _run_test(self, slot: _Slot, request: RunRequest, test: str | IoCase | CallCase | RunnerCase, timeout: float,
                   native: dict | None = None) -> TestOutcome:
         """The job's outcome. When the worker fails rather than answers (it declines the
         job, dies, hangs or fails inside itself), it is replaced (unless it failed only
@@ -435,6 +435,15 @@ class WorkerPool:
                        expected=[call.expected for call in test.calls],
                        labels=[call.label or f"call {index + 1}" for index, call in enumerate(test.calls)],
                        tolerance=test.tolerance)
+            test = test.name()
+        elif isinstance(test, RunnerCase):  # one test of the exercise's own runner (toolchains/base.py)
+            if native is None:
+                return TestOutcome(test=valid_text(test.name()), status="error",
+                                   detail="a test runner's test needs a program of another language than Python")
+            # The runner speaks the driver's protocol: the test's name is its one call,
+            # and `true` (it ran and passed) the one result W accepts.
+            job.update(kind="call", calls=[json.dumps([test.test])], expected=["true"], labels=[test.name()],
+                       tolerance=None)
             test = test.name()
         elif native is not None:
             return TestOutcome(test=valid_text(test), status="error",

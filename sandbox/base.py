@@ -111,6 +111,38 @@ class CallCase:
 
 
 @dataclass(frozen=True)
+class RunnerCase:
+    """One test of an exercise's own test file, run by its language's test runner
+    (sandbox/toolchains/, "Test runners" in the README): the program compiled with the
+    request's TestSuite, run once per test in a fresh process, the runner told which test
+    by name. Unlike a CallCase, the test's code and expected values are in the program's
+    process: the verdict is the runner's, taken where the program runs."""
+
+    __test__ = False
+
+    test: str  # as the runner names it: a Rust or Go test function, a Catch2 TEST_CASE, a jest test's full name
+    label: str = ""
+
+    def name(self) -> str:
+        return self.label or self.test
+
+
+@dataclass(frozen=True)
+class TestSuite:
+    """The files an exercise's tests are built from beside the program (its test file,
+    the runner's header, its manifest), by their paths in the exercise's folder, and the
+    path the program itself takes there (`src/lib.rs`, `bob.h`, `bob.go`, `bob.js`)."""
+
+    __test__ = False
+
+    program_path: str
+    files: tuple[tuple[str, str], ...]  # (path, text), in the exercise's layout
+
+    def file(self, path: str) -> str | None:
+        return next((text for name, text in self.files if name == path), None)
+
+
+@dataclass(frozen=True)
 class CompileOutcome:
     """How a program of a compiled language compiled (once per program: later requests
     for the same program reuse the artifact)."""
@@ -138,8 +170,9 @@ class RunRequest:
     # Each runs, isolated, against a fresh run of `program`: a test's code (the program
     # is a module whose functions the test calls), or an IoCase (the program is run as a
     # script on the case's input; its stdout is compared by `compare`'s rule), or, for
-    # another language's function task, a CallCase (the driver calls `entry_point`).
-    tests: Sequence[str | IoCase | CallCase]
+    # another language's function task, a CallCase (the driver calls `entry_point`), or
+    # a RunnerCase (one test of `suite`, run by the language's test runner).
+    tests: Sequence[str | IoCase | CallCase | RunnerCase]
     timeout_s: float | None = None  # per test; None means Limits.timeout_s
     # Trusted code run in the test's process before each test: the task's own imports,
     # helpers and constants. Names it defines are the grader's: the program cannot
@@ -172,6 +205,9 @@ class RunRequest:
     # The program's language: "python", or a toolchain's (sandbox/toolchains/: rust, go,
     # cpp, javascript), whose program is compiled once and run per test.
     language: str = PYTHON
+    # RunnerCase tests: the exercise's files the program is built with (its test runner's
+    # program: toolchain.build_runner); None for every other kind of test.
+    suite: TestSuite | None = None
 
 
 @runtime_checkable

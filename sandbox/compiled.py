@@ -50,6 +50,8 @@ class Compiler:
         return replace(config, limits=replace(limits, memory_mb=memory, pids=chain.compile_pids))
 
     def _build(self, request: RunRequest) -> Build:
+        if request.suite is not None:  # the exercise's own tests, with its test runner
+            return self.chain.build_runner(request.program, request.suite)
         return self.chain.build(request.program, request.entry_point if _calls(request) else None)
 
     def compile(self, request: RunRequest) -> CompileOutcome:
@@ -60,7 +62,8 @@ class Compiler:
 
     def _compiled(self, request: RunRequest, build: Build) -> tuple[CompileOutcome, str]:
         """(outcome, the artifact in base64 or "") for the build, compiled once."""
-        key = hashlib.sha256(json.dumps([self.chain.language, build.sources, build.steps], sort_keys=True).encode()).hexdigest()
+        key = hashlib.sha256(json.dumps([self.chain.language, build.sources, build.steps, build.env],
+                                        sort_keys=True).encode()).hexdigest()
         while True:
             with self._lock:
                 if key in self._cache:
@@ -93,7 +96,7 @@ class Compiler:
         timeout = limits.compile_timeout_s or self.chain.compile_timeout_s
         job = {"kind": "compile", "exec": {"files": {name: {"text": text} for name, text in build.sources.items()},
                                           "argv": []},
-               "steps": [list(step) for step in build.steps], "env": self._env(),
+               "steps": [list(step) for step in build.steps], "env": {**self._env(), **build.env},
                "artifacts": [PROGRAM_ARTIFACT], "timeout_s": timeout,
                "memory_mb": limits.compile_memory_mb or self.chain.compile_memory_mb,
                "max_output_bytes": 64 * 1024, "max_file_mb": ARTIFACT_MAX_MB, "max_artifact_mb": ARTIFACT_MAX_MB,

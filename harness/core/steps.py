@@ -56,7 +56,7 @@ def tests_of(task: "Task", records: Sequence[TrialRecord]) -> list["Test"]:
     """The attempt's own tests as its records keep them (a resumed attempt reads them back)."""
     for rec in records:
         if rec.tests_written is not None:
-            return kind_for(task).tests_from_event(rec.tests_written)
+            return kind_for(task).tests_from_event(rec.tests_written, task)
     return []
 
 

@@ -92,6 +92,7 @@ class TaskKind(ABC):
     suffix: ClassVar[str]  # template names: `<role><suffix>` (actor_task -> actor_task_io)
     description: ClassVar[str]  # one line, for `harness tasks show`
     whole_program: ClassVar[bool] = False  # the answer is a whole program (stdin in, stdout out), not a function
+    any_language: ClassVar[bool] = False  # the kind handles every language itself (no language twin wraps it)
 
     def template(self, role: str) -> str:
         return role + self.suffix
@@ -117,7 +118,7 @@ class TaskKind(ABC):
         return []
 
     @abstractmethod
-    def tests_from_event(self, event: "TestsWritten") -> list["Test"]:
+    def tests_from_event(self, event: "TestsWritten", task: "Task") -> list["Test"]:
         """The tests a TestsWritten event holds (a resumed attempt reads them back)."""
 
     @abstractmethod
@@ -133,6 +134,10 @@ class TaskKind(ABC):
         """An answer that does nothing, and its name in words, for checking that a task's
         hidden tests fail it (harness/taskcheck.py); None when the kind has none."""
         return None
+
+    def template_values(self, task: "Task") -> dict[str, Any]:
+        """Variables the kind's templates take besides the roles' own ({}: none)."""
+        return {}
 
     def validate(self, task: "Task", where: str) -> None:
         """Raises TaskError when the task's hidden tests are not of this kind's form."""

@@ -46,7 +46,7 @@ class FunctionKind(TaskKind):
         return (f"def {task.entry_point}(*args, **kwargs):\n    return None\n",
                 f"a {task.entry_point} that returns None")
 
-    def tests_from_event(self, event: "TestsWritten") -> list["Test"]:
+    def tests_from_event(self, event: "TestsWritten", task: "Task") -> list["Test"]:
         return list(event.tests)
 
     def run(self, evaluator: Any, program: str, tests: Sequence["Test"], task: "Task",

@@ -45,7 +45,7 @@ class IoKind(TaskKind):
     def test_data(self, tests: Sequence["Test"]) -> list[dict[str, str]]:
         return [t.as_dict() for t in tests]  # type: ignore[union-attr]
 
-    def tests_from_event(self, event: "TestsWritten") -> list["Test"]:
+    def tests_from_event(self, event: "TestsWritten", task: "Task") -> list["Test"]:
         from harness.tasks.base import IoTest
 
         return [IoTest.from_dict(t) for t in event.io_tests]

@@ -40,8 +40,9 @@ class IoTest:
 # A function task in another language than Python: calls and expected values as data
 # (harness/kinds/languages/base.py), run by the sandbox's driver in that language.
 from harness.kinds.languages.base import CallSpec, CallTest  # noqa: E402
+from harness.kinds.languages.runner import RunnerTest  # noqa: E402
 
-Test = Union[str, IoTest, CallTest]
+Test = Union[str, IoTest, CallTest, RunnerTest]
 
 
 @dataclass(frozen=True)
@@ -280,6 +281,8 @@ def _has_content(test: Any) -> bool:
         return True
     if isinstance(test, CallTest):  # another language's function task: calls with expected values
         return bool(test.calls)
+    if isinstance(test, RunnerTest):  # an exercise's own test, by name
+        return bool(test.test)
     return isinstance(test, str) and bool(test.strip())
 
 

@@ -23,10 +23,12 @@ _SOURCES: dict[str, str] = {
     "codecontests": "harness.tasks.codecontests:CodeContestsSource",
     "apps": "harness.tasks.apps:AppsSource",
     "multipl-e": "harness.tasks.multiple:MultiplESource",
+    "exercism": "harness.tasks.exercism:ExercismSource",
 }
 KNOWN_FORMS = (
     "builtin[:rust|go|cpp|javascript|polyglot][:<tag>]",
     "multipl-e:<folder>:<dataset>  (e.g. multipl-e:data:humaneval-rs)",
+    "exercism:<folder>[:rust|go|cpp|javascript]  (a polyglot-benchmark checkout, or one language's exercises/practice)",
     "humaneval",
     "mbpp[:sanitized|:full][:with-example]",
     "hf:<dataset>[:<config>][:<split>]",
@@ -70,12 +72,10 @@ def _is_path(spec: str) -> bool:
 
 
 def _kind(task: "Any", spec: str) -> "Any":
-    from harness.kinds import kind_of
-
     try:
         from harness.kinds.languages.kind import kind_for
 
-        return kind_for(task) if task.language != "python" else kind_of(task.kind)
+        return kind_for(task)
     except ValueError as exc:
         raise TaskError(f"task set {spec!r}: task {task.task_id!r}: {exc}") from None
 

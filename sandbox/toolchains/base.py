@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
+
+if TYPE_CHECKING:
+    from sandbox.base import TestSuite
 
 PROGRAM_ARTIFACT = "program"  # what a compile job leaves in the scratch folder
 MESSAGE_LINES = 40  # of a compiler's messages in feedback: the first errors
@@ -30,6 +33,7 @@ class Build:
     program_file: str  # the file whose line numbers the compiler's messages name
     driver_file: str = ""  # the harness's driver, when it is a file of its own
     program_lines: int = 0  # the program's last line in program_file (after it: the driver)
+    env: Mapping[str, str] = field(default_factory=dict)  # for the compile steps, beside the toolchain's
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,13 @@ class Toolchain:
         """The files and steps for `program`: with the driver for `entry_point` (a
         function task), or run whole (an io task: entry_point None)."""
         raise NotImplementedError
+
+    def build_runner(self, program: str, suite: "TestSuite") -> Build:
+        """The files and steps of a test runner's program: `program` (the solution, at
+        `suite.program_path`) built with the exercise's tests (`suite.files`) and the
+        harness's runner (drivers/<language>_runner.*), which runs the one test a job
+        names and writes the driver's protocol (drivers/rust_runner.rs says how)."""
+        raise ValueError(f"the sandbox has no test runner for {self.language}")
 
     def identity(self) -> dict:
         return {"language": self.language, "packages": list(self.packages), "suites": list(self.apt_suites),

@@ -19,6 +19,10 @@ chmod 0644 stdc++.h.gch
 SOURCE = "main.cpp"  # the program alone: what the compiler's messages name and quote
 COMBINED = "harness_main.cpp"  # the driver's prelude, the program under `#line 1 "main.cpp"`, main()
 DRIVER_NAME = "harness_driver.cpp"
+RUNNER = "harness_runner.cpp"  # the harness's Catch2 main (drivers/cpp_runner.cpp), in place of tests-main.cpp
+CATCH = "catch.hpp"
+# Exercism's C++ tests are guarded so that only the first runs until this is defined.
+RUNNER_FLAGS = ("-std=c++17", "-O0", "-w", "-fmax-errors=5")
 
 
 class CppToolchain(Toolchain):
@@ -32,6 +36,29 @@ class CppToolchain(Toolchain):
             compiled = COMBINED
         steps = (("g++-12", *FLAGS, "-fmax-errors=5", "-w", "-o", PROGRAM_ARTIFACT, compiled),)
         return Build(sources, steps, ("./" + PROGRAM_ARTIFACT,), {}, SOURCE, DRIVER_NAME if entry_point else "")
+
+
+    def build_runner(self, program: str, suite) -> Build:
+        """An Exercism exercise: the program is the solution's header (the whole solution:
+        the exercise's .cpp is not compiled), each `*_test.cpp` compiled with it and with
+        the exercise's own `test/catch.hpp`, linked with the harness's Catch2 main."""
+        catch = suite.file("test/catch.hpp")
+        tests = sorted(path for path, _ in suite.files if path.endswith("_test.cpp") and "/" not in path)
+        if catch is None or not tests:
+            raise ValueError("a C++ exercise has test/catch.hpp and a *_test.cpp file")
+        text = program if program.endswith("\n") else program + "\n"
+        sources = {CATCH: catch, RUNNER: driver("cpp_runner.cpp"), suite.program_path: text}
+        for path, body in suite.files:  # other headers of the exercise, beside the solution's
+            if path.endswith((".h", ".hpp")) and "/" not in path and path != suite.program_path:
+                sources[path] = body
+        steps = []  # the tests first: an error in the program shows before Catch's main is compiled (~9 s)
+        for number, path in enumerate(tests):
+            # The scratch folder is flat: the test's `#include "test/catch.hpp"` finds it there.
+            sources[path] = (suite.file(path) or "").replace('"test/catch.hpp"', f'"{CATCH}"')
+            steps.append(("g++-12", *RUNNER_FLAGS, "-DEXERCISM_RUN_ALL_TESTS", "-c", path, "-o", f"test{number}.o"))
+        steps.append(("g++-12", *RUNNER_FLAGS, "-c", RUNNER, "-o", "runner.o"))
+        steps.append(("g++-12", "-o", PROGRAM_ARTIFACT, "runner.o", *(f"test{n}.o" for n in range(len(tests)))))
+        return Build(sources, tuple(steps), ("./" + PROGRAM_ARTIFACT,), {}, suite.program_path)
 
 
 CPP = CppToolchain(

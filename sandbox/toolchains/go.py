@@ -13,6 +13,7 @@ GOROOT = "/usr/lib/go-1.23"
 TOOLS = f"{GOROOT}/pkg/tool/linux_amd64"
 IMPORTS = "/opt/go-std/importcfg"
 SOURCE, DRIVER = "main.go", "harness_driver.go"
+RUNNER = "harness_testmain.go"
 _PACKAGE = re.compile(r"^(\s*(?://[^\n]*\n\s*|/\*.*?\*/\s*)*)package\s+\w+", re.DOTALL)
 SETUP = f"""set -e
 export GOROOT={GOROOT} GOTELEMETRY=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-trimpath
@@ -54,6 +55,35 @@ class GoToolchain(Toolchain):
                   "-o", "main.a", *names),
                  (f"{TOOLS}/link", "-importcfg", IMPORTS, "-s", "-w", "-o", PROGRAM_ARTIFACT, "main.a"))
         return Build(sources, steps, ("./" + PROGRAM_ARTIFACT,), {}, SOURCE, DRIVER if entry_point else "")
+
+
+    def build_runner(self, program: str, suite) -> Build:
+        """An Exercism exercise: the solution, the exercise's other Go files and its
+        `*_test.go` files compiled as one package main (each package clause rewritten in
+        its line) with the harness's test main (drivers/go_runner.go), which lists the
+        test functions and runs the one a job names with the testing package's own main."""
+        files = {path: body for path, body in suite.files if path.endswith(".go") and "/" not in path}
+        files[suite.program_path] = program
+        names = [name for path, body in sorted(files.items()) if path.endswith("_test.go")
+                 for name in test_functions(body)]
+        if not names:
+            raise ValueError("a Go exercise has a *_test.go file with at least one func TestX(t *testing.T)")
+        sources = {path: _PACKAGE.sub(lambda m: m.group(1) + "package main", body, count=1)
+                   for path, body in files.items()}
+        listed = "".join(f"\t{{Name: {name!r}, F: {name}}},\n".replace("'", '"') for name in names)
+        sources[RUNNER] = driver("go_runner.go").replace("__TESTS__", listed)
+        steps = ((f"{TOOLS}/compile", "-p", "main", "-complete", "-importcfg", IMPORTS, "-trimpath", "/tmp/test",
+                  "-o", "main.a", *sorted(sources)),
+                 (f"{TOOLS}/link", "-importcfg", IMPORTS, "-s", "-w", "-o", PROGRAM_ARTIFACT, "main.a"))
+        return Build(sources, steps, ("./" + PROGRAM_ARTIFACT,), {}, suite.program_path)
+
+
+_TEST_FUNCTION = re.compile(r"^func\s+(Test[A-Za-z0-9_]*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
+
+
+def test_functions(text: str) -> list[str]:
+    """The test functions of a Go test file, as `go test` finds them (TestXxx(t *testing.T))."""
+    return [name for name in _TEST_FUNCTION.findall(text) if name == "Test" or not name[4:5].islower()]
 
 
 GO = GoToolchain(

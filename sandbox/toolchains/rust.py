@@ -1,11 +1,34 @@
 """Rust: Debian's rustc-web (1.85), one rustc call per program; the driver is appended
-after the program in the same file, so the compiler's line numbers are the program's."""
+after the program in the same file, so the compiler's line numbers are the program's.
+
+A test runner's program (an Exercism exercise: `src/lib.rs`, `tests/<slug>.rs`,
+`Cargo.toml`) is built as cargo would build its test, without cargo (it makes pipes, and
+would look for crates): the solution as an rlib named as the package, then the test file
+with `--test`, included in a crate root whose custom test framework is the harness's
+runner (drivers/rust_runner.rs), which needs RUSTC_BOOTSTRAP for rustc 1.85's unstable
+`custom_test_frameworks` and `test` features (the compile steps only; no crate but the
+standard library is reachable)."""
 from __future__ import annotations
+
+import re
 
 from sandbox.toolchains._drivers import driver
 from sandbox.toolchains.base import PROGRAM_ARTIFACT, Build, Toolchain
 
 SOURCE = "main.rs"
+LIBRARY, TESTS_ROOT = "lib.rs", "harness_tests.rs"
+_FLAGS = ("-C", "opt-level=1", "-C", "debuginfo=0", "-A", "warnings")
+_NAME = re.compile(r'^\s*name\s*=\s*"([A-Za-z0-9_-]+)"', re.MULTILINE)
+_EDITION = re.compile(r'^\s*edition\s*=\s*"(20\d\d)"', re.MULTILINE)
+
+
+def crate_name(manifest: str) -> str:
+    """The package's name in Cargo.toml, as a crate name (`-` -> `_`); ValueError if none."""
+    package = manifest.split("[package]", 1)[1] if "[package]" in manifest else ""
+    found = _NAME.search(package.split("\n[", 1)[0])
+    if found is None:
+        raise ValueError("Cargo.toml names no package (`name = \"...\"` under [package])")
+    return found.group(1).replace("-", "_")
 
 
 class RustToolchain(Toolchain):
@@ -18,6 +41,26 @@ class RustToolchain(Toolchain):
                   "-C", "strip=symbols", "-A", "warnings",
                   "-o", PROGRAM_ARTIFACT, SOURCE),)
         return Build({SOURCE: text}, steps, ("./" + PROGRAM_ARTIFACT,), {}, SOURCE, "", lines if entry_point else 0)
+
+
+    def build_runner(self, program: str, suite) -> Build:
+        manifest = suite.file("Cargo.toml")
+        tests = sorted(path for path, _ in suite.files if path.startswith("tests/") and path.endswith(".rs"))
+        if manifest is None or len(tests) != 1:
+            raise ValueError("a Rust exercise has a Cargo.toml and one test file under tests/")
+        crate = crate_name(manifest)
+        found = _EDITION.search(manifest)
+        edition = found.group(1) if found else "2021"
+        test_file = tests[0].replace("/", "_")  # the scratch folder is flat: tests/bob.rs -> tests_bob.rs
+        root = ("#![feature(custom_test_frameworks, test)]\n#![test_runner(crate::__harness_runner::run)]\n"
+                f'include!("{test_file}");\n' + driver("rust_runner.rs"))
+        text = program if program.endswith("\n") else program + "\n"
+        sources = {LIBRARY: text, test_file: suite.file(tests[0]) or "", TESTS_ROOT: root}
+        steps = (("rustc", "--edition", edition, "--crate-type", "lib", "--crate-name", crate, *_FLAGS,
+                  "-o", f"lib{crate}.rlib", LIBRARY),
+                 ("rustc", "--edition", edition, "--test", "--crate-name", "harness_tests", "--extern",
+                  f"{crate}=lib{crate}.rlib", *_FLAGS, "-C", "strip=symbols", "-o", PROGRAM_ARTIFACT, TESTS_ROOT))
+        return Build(sources, steps, ("./" + PROGRAM_ARTIFACT,), {}, LIBRARY, env={"RUSTC_BOOTSTRAP": "1"})
 
 
 RUST = RustToolchain(

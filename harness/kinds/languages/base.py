@@ -44,6 +44,7 @@ class Language:
     main_function: str = ""  # a regular expression for the start of a `main` a function task's answer drops
     comment: str = "//"
     extension: str = ""
+    exercise: object = None  # its Exercism exercises' layout (runner.ExerciseLayout); None: it has none
 
     @property
     def fence(self) -> str:

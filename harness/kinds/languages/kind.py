@@ -62,7 +62,7 @@ class LanguageFunctionKind(FunctionKind):
     def stub(self, task: "Task") -> None:
         return None  # Python's stub is no answer in another language: a task brings its own (meta.stub)
 
-    def tests_from_event(self, event: "TestsWritten") -> list["Test"]:
+    def tests_from_event(self, event: "TestsWritten", task: "Task") -> list["Test"]:
         # The labels are the test writer's own lines: read again, as when they were written.
         return [CallTest((call,)) for line in event.tests for call in self._calls(line)]
 
@@ -130,7 +130,7 @@ _WRAPPED: dict[tuple[str, str], TaskKind] = {}
 
 def kind_for(task: "Task") -> TaskKind:
     """The task's kind as the harness uses it: Python's kinds, or their language's twins."""
-    if task.language == "python":
+    if task.language == "python" or kind_of(task.kind).any_language:
         return kind_of(task.kind)
     key = (task.language, task.kind)
     if key not in _WRAPPED:
@@ -141,8 +141,9 @@ def kind_for(task: "Task") -> TaskKind:
 
 def template_values(task: "Task") -> dict:
     """The variables a language's templates take besides their Python twins' ({} for Python)."""
-    if task.language == "python":
-        return {}
+    own = kind_for(task).template_values(task)
+    if task.language == "python" or own:
+        return own
     return get_language(task.language).template_values(task.entry_point)
 
 

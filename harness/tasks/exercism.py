@@ -1,0 +1,205 @@
+"""Exercism's exercises in their own layout, as Aider's polyglot benchmark keeps them:
+`exercism:<folder>[:<language>]`, where the folder is a polyglot-benchmark checkout
+(`<language>/exercises/practice/<slug>/`) or one language's `exercises/practice` folder.
+
+An exercise is a folder: `.docs/` (introduction.md, instructions.md, instructions.append.md:
+the prompt, in Aider's order), `.meta/config.json` (`files`: `solution`, `test`,
+`example`, and Go's `editor` files such as cases_test.go), the stub solution, the test
+file, and what the language's build needs (Rust's Cargo.toml, C++'s test/catch.hpp).
+A task is `exercism/<language>/<slug>`, a runner task (harness/kinds/runner.py): its
+hidden tests are its test file's tests, by name, run with the language's test runner;
+its reference solution is the example, its stub the exercise's stub.
+
+Data is input, never code: every file is read with a size limit, as UTF-8 text; a
+folder that is not an exercise the harness can run is a TaskError naming the file and
+the reason, except an exercise whose build needs what is not offline (a Rust exercise
+whose Cargo.toml names crates), which is left out and counted (`prompt_form`), as is one whose test file has no test
+the runner would run.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.kinds.languages import canonical, get_language, language_names
+from harness.kinds.languages.runner import ExerciseLayout, RunnerTest, Suite
+from harness.kinds.runner import VERDICT
+from harness.tasks.base import JsonError, Task, TaskError, TaskSet, parse_json
+
+FILE_MAX_BYTES = 2 * 1024 * 1024  # any one file of an exercise (Catch2's header is 660 KB)
+EXERCISE_MAX_BYTES = 8 * 1024 * 1024
+CONFIG_MAX_BYTES = 256 * 1024
+DOCS = (".docs/introduction.md", ".docs/instructions.md", ".docs/instructions.append.md")
+PRACTICE = ("exercises", "practice")
+
+
+class _Refused(Exception):
+    """An exercise left out, counted: its build needs what is not offline, or its test
+    file has no test the runner would run."""
+
+
+def _read(path: Path, limit: int = FILE_MAX_BYTES) -> str:
+    try:
+        if path.is_symlink() or not path.is_file():
+            raise TaskError(f"{path}: not a regular file (named by .meta/config.json)")
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise TaskError(f"{path}: cannot be read ({exc.strerror})") from None
+    if len(data) > limit:
+        raise TaskError(f"{path}: larger than {limit:,} bytes; an exercise's files are source text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at byte {exc.start + 1})") from None
+
+
+def _names(config: dict, key: str, where: Path, required: bool) -> list[str]:
+    value = config.get("files", {}).get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value) or (required and not value):
+        raise TaskError(f"{where}: field 'files.{key}': expected a list of file names"
+                        + (" (at least one)" if required else ""))
+    for name in value:
+        if name.startswith("/") or ".." in Path(name).parts or "\\" in name:
+            raise TaskError(f"{where}: field 'files.{key}': {name!r} is not a path inside the exercise")
+    return value
+
+
+def _pick(names: list[str], suffixes: tuple[str, ...]) -> str | None:
+    return next((n for n in names if n.endswith(suffixes)), None)
+
+
+def _merged(program: str, others: list[str], header: str) -> str:
+    """One answer of several solution files: the program's file, then the others, each
+    without the line that includes the program's file (C++'s .cpp after its header)."""
+    parts = [program.rstrip("\n") + "\n"]
+    for text in others:
+        lines = [line for line in text.splitlines() if not (line.lstrip().startswith("#include")
+                                                            and f'"{Path(header).name}"' in line)]
+        parts.append("\n".join(lines).strip("\n") + "\n")
+    return "\n".join(parts)
+
+
+def _exercise(folder: Path, language: str, layout: ExerciseLayout) -> Task:
+    where = folder / ".meta" / "config.json"
+    if not where.is_file():
+        raise TaskError(f"{where}: missing (every exercise has .meta/config.json naming its files)")
+    try:
+        config = parse_json(_read(where, CONFIG_MAX_BYTES))
+    except JsonError as exc:
+        raise TaskError(f"{where}: {exc}") from None
+    if not isinstance(config, dict) or not isinstance(config.get("files"), dict):
+        raise TaskError(f"{where}: expected an object with a 'files' object")
+    solution = _names(config, "solution", where, True)
+    tests = _names(config, "test", where, True)
+    example = _names(config, "example", where, True)
+    editor = _names(config, "editor", where, False)
+    program_path = _pick(solution, layout.program)
+    if program_path is None:
+        raise TaskError(f"{where}: field 'files.solution': no file ending in {' or '.join(layout.program)} "
+                        f"(the {get_language(language).display} solution)")
+    reference_path = _pick(example, layout.program)
+    if reference_path is None:
+        raise TaskError(f"{where}: field 'files.example': no file ending in {' or '.join(layout.program)}")
+    files: dict[str, str] = {}
+    total = 0
+    for name in dict.fromkeys([*solution, *tests, *editor, *layout.support]):
+        path = folder / name
+        if not path.exists():
+            raise TaskError(f"{path}: missing (named by .meta/config.json)" if name not in layout.support
+                            else f"{path}: missing (a {get_language(language).display} exercise's build needs it)")
+        files[name] = _read(path)
+        total += len(files[name])
+        if total > EXERCISE_MAX_BYTES:
+            raise TaskError(f"{folder}: the exercise's files are larger than {EXERCISE_MAX_BYTES:,} bytes")
+    why = layout.problem(files)
+    if why:
+        raise _Refused(f"{folder.name} ({why})")
+    merged = [n for n in solution if n.endswith(layout.merged)] if layout.merged else []
+    stub = _merged(files[program_path], [files[n] for n in merged], program_path)
+    examples = {name: _read(folder / name) for name in example}
+    reference = _merged(examples[reference_path], [examples[n] for n in example if n.endswith(layout.merged)],
+                        program_path) if merged else examples[reference_path]
+    test_path = next((t for t in tests if layout.test_names(files[t])), None)
+    if test_path is None:
+        raise _Refused(f"{folder.name} ({tests[0]}: no test the {get_language(language).display} runner would run)")
+    names: dict[str, None] = {}
+    for name in layout.test_names(files[test_path]):
+        names.setdefault(name)
+    for path in [*tests, *editor]:  # Go's other test files (cases_test.go) hold data, or tests of their own
+        if path != test_path:
+            for name in layout.test_names(files[path]):
+                names.setdefault(name)
+    docs = [_read(folder / doc).strip() for doc in DOCS if (folder / doc).is_file()]
+    if not docs:
+        raise TaskError(f"{folder / DOCS[1]}: missing (the exercise's instructions are its prompt)")
+    # The suite: every file but the program's own and the merged ones (the answer holds them).
+    suite_files = tuple((name, text) for name, text in files.items() if name != program_path and name not in merged)
+    suite = Suite(program_path, test_path, suite_files)
+    slug = folder.name
+    exercise = {"slug": slug, "solution_path": program_path, "test_path": test_path,
+                "merged": merged, **layout.naming(files, program_path)}
+    return Task(task_id=f"exercism/{language}/{slug}", prompt="\n\n".join(docs) + "\n", entry_point="",
+                hidden_tests=tuple(RunnerTest(name, suite) for name in names), language=language,
+                canonical_solution=reference, kind="runner",
+                meta={"source": str(folder), "exercise": exercise, "stub": stub, "verdict": VERDICT})
+
+
+def _practice_folders(root: Path, language: str | None) -> list[tuple[str, Path]]:
+    """(language, exercises/practice folder) pairs the spec names."""
+    found = []
+    for lang in ([language] if language else list(language_names())):
+        candidate = (root / lang).joinpath(*PRACTICE)
+        if candidate.is_dir() and get_language(lang).exercise is not None:
+            found.append((lang, candidate))
+    if found:
+        return found
+    if root.joinpath(*PRACTICE).is_dir():  # one language's track: <root>/exercises/practice
+        root = root.joinpath(*PRACTICE)
+    if any((child / ".meta" / "config.json").is_file() for child in root.iterdir() if child.is_dir()):
+        if language is None:  # .../<language>/exercises/practice names its language
+            parts = root.resolve().parts
+            guess = parts[-3] if len(parts) >= 3 and parts[-2:] == PRACTICE else ""
+            try:
+                language = canonical(guess)
+            except ValueError:
+                raise TaskError(f"exercism: {root} holds exercises but names no language; "
+                                "add it: exercism:<folder>:rust (or go, cpp, javascript)") from None
+        return [(language, root)]
+    raise TaskError(f"exercism: {root} holds no exercises (expected <language>/exercises/practice/<slug>/ "
+                    "or <slug>/.meta/config.json)")
+
+
+class ExercismSource:
+    """`exercism:<folder>[:<language>]`."""
+
+    def load(self, arg: str) -> TaskSet:
+        folder, _, language = arg.rpartition(":") if ":" in arg else (arg, "", "")
+        if not folder:
+            raise TaskError("exercism: expected exercism:<folder>[:<language>], e.g. exercism:polyglot-benchmark:rust")
+        chosen = None
+        if language:
+            try:
+                chosen = canonical(language)
+            except ValueError as exc:
+                raise TaskError(f"exercism: {exc}") from None
+            if get_language(chosen).exercise is None:
+                raise TaskError(f"exercism: the harness runs no {chosen} exercises; "
+                                f"it runs {', '.join(n for n in language_names() if get_language(n).exercise)}")
+        root = Path(folder).expanduser()
+        if not root.is_dir():
+            raise TaskError(f"exercism: {root} is not a folder (a polyglot-benchmark checkout, or exercises/practice)")
+        tasks, left_out = [], []
+        for lang, practice in _practice_folders(root, chosen):
+            layout = get_language(lang).exercise
+            for exercise in sorted(p for p in practice.iterdir() if p.is_dir() and not p.name.startswith(".")):
+                try:
+                    tasks.append(_exercise(exercise, lang, layout))  # type: ignore[arg-type]
+                except _Refused as exc:
+                    left_out.append(f"{lang}/{exc}")
+        if not tasks:
+            raise TaskError(f"exercism: no exercise of {root} can be run" + (f" (first left out: {left_out[0]})" if left_out else ""))
+        form = f"Exercism's layout; the exercise's own test file run with the language's test runner ({VERDICT})"
+        if left_out:
+            form += (f"; {len(left_out)} exercise(s) left out: a build that needs what is not offline, or no "
+                     f"test to run (first: {left_out[0][:200]})")
+        return TaskSet(spec=f"exercism:{arg}", name=f"exercism:{chosen or 'all'}", tasks=tuple(tasks), prompt_form=form)

@@ -1,0 +1,12 @@
+package clamp
+
+// Clamp returns x limited to [lo, hi].
+func Clamp(x, lo, hi int) int {
+	if x < lo {
+		return lo
+	}
+	if x > hi {
+		return hi
+	}
+	return x
+}

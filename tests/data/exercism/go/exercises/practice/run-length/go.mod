@@ -1,0 +1,3 @@
+module runlength
+
+go 1.18

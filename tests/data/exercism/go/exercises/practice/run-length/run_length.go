@@ -1,0 +1,5 @@
+package runlength
+
+func Encode(text string) string {
+	panic("Please implement the Encode function")
+}

@@ -1,0 +1,1 @@
+export const countVowels = (text) => (text.match(/[aeiou]/gi) || []).length;

@@ -1,0 +1,3 @@
+pub fn divide(a: i64, b: i64) -> Option<i64> {
+    a.checked_div(b)
+}

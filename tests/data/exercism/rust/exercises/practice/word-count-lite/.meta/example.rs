@@ -1,0 +1,10 @@
+use std::collections::HashSet;
+
+pub fn distinct_words(sentence: &str) -> usize {
+    sentence
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_ascii_lowercase())
+        .collect::<HashSet<_>>()
+        .len()
+}

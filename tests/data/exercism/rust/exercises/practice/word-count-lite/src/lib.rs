@@ -1,0 +1,3 @@
+pub fn distinct_words(sentence: &str) -> usize {
+    todo!("count the distinct words of {sentence:?}")
+}

@@ -1,0 +1,120 @@
+"""The Exercism loader (harness/tasks/exercism.py) on the fixture tree in the real layout
+(tests/data/exercism) and on broken copies of it: one error line naming the file."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.kinds.languages.kind import kind_for
+from harness.kinds.languages.runner import RunnerTest, runner_test_names
+from harness.tasks.base import TaskError
+from harness.tasks.registry import load_tasks
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "exercism"
+
+
+def test_each_language_s_exercises_load_as_runner_tasks():
+    tasks = {t.task_id: t for t in load_tasks(f"exercism:{DATA}").tasks}
+    assert set(tasks) >= {"exercism/rust/safe-divide", "exercism/rust/word-count-lite", "exercism/go/clamp",
+                          "exercism/go/run-length", "exercism/javascript/stack", "exercism/javascript/vowel-count"}
+    divide = tasks["exercism/rust/safe-divide"]
+    assert divide.kind == "runner" and divide.language == "rust" and kind_for(divide).name == "runner"
+    # Every test of the file, the #[ignore]d ones too, by the name libtest gives it.
+    assert [t.test for t in divide.hidden_tests] == ["exact_division", "rounds_toward_zero", "by_zero_is_none",
+                                                     "a_panicking_test_that_expects_it"]
+    assert all(isinstance(t, RunnerTest) and t.suite.program_path == "src/lib.rs" for t in divide.hidden_tests)
+    # The prompt is the docs, in Aider's order; the reference is the example; the stub the solution file.
+    assert divide.prompt.index("Divide two integers") < divide.prompt.index("i64::MIN")
+    assert "checked_div" in divide.canonical_solution and "todo!" in divide.meta["stub"]
+    assert divide.meta["verdict"] == "in-process runner verdict" and divide.meta["exercise"]["crate"] == "safe_divide"
+    # The hidden tests never reach the prompt, nor the stub.
+    assert "assert_eq" not in divide.prompt and "exact_division" not in divide.prompt
+    # Go: the tests of every test file (cases_test.go is data), each name once.
+    assert [t.test for t in tasks["exercism/go/clamp"].hidden_tests] == ["TestClamp", "TestClampEdges"]
+    assert tasks["exercism/go/clamp"].meta["exercise"]["package"] == "clamp"
+    # jest: describe names joined to the test's, as jest names them.
+    assert [t.test for t in tasks["exercism/javascript/vowel-count"].hidden_tests] == [
+        "Vowel count empty string", "Vowel count mixed case", "Vowel count longer text a sentence"]
+
+
+def test_one_language_of_a_checkout_and_an_exercises_practice_folder_load_alike():
+    by_spec = load_tasks(f"exercism:{DATA}:go")
+    by_folder = load_tasks(f"exercism:{DATA / 'go' / 'exercises' / 'practice'}")
+    assert [t.task_id for t in by_spec.tasks] == [t.task_id for t in by_folder.tasks] == [
+        "exercism/go/clamp", "exercism/go/run-length"]
+    assert by_spec.digest == by_folder.digest
+    assert "in-process runner verdict" in by_spec.prompt_form
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "polyglot"
+    shutil.copytree(DATA / "rust", root / "rust")
+    return root / "rust" / "exercises" / "practice" / "safe-divide"
+
+
+@pytest.mark.parametrize("damage, words", [
+    (lambda ex: (ex / ".meta" / "config.json").unlink(), ".meta/config.json: missing"),
+    (lambda ex: (ex / ".meta" / "config.json").write_text("{not json"), ".meta/config.json: not valid JSON"),
+    (lambda ex: (ex / ".meta" / "config.json").write_text(json.dumps({"files": {"solution": ["src/lib.rs"], "test": [],
+                                                                             "example": [".meta/example.rs"]}})),
+     "field 'files.test'"),
+    (lambda ex: (ex / "tests" / "safe-divide.rs").unlink(), "tests/safe-divide.rs: missing (named by .meta/config.json)"),
+    (lambda ex: (ex / ".meta" / "config.json").write_text(json.dumps({"files": {
+        "solution": ["../../../etc/passwd"], "test": ["tests/safe-divide.rs"], "example": [".meta/example.rs"]}})),
+     "is not a path inside the exercise"),
+    (lambda ex: (ex / "src" / "lib.rs").write_bytes(b"pub fn divide() {}\n\xff\n"), "src/lib.rs: not UTF-8 text"),
+    (lambda ex: (ex / "tests" / "safe-divide.rs").write_text("x" * (2 * 1024 * 1024 + 1)), "larger than 2,097,152 bytes"),
+    (lambda ex: (ex / "Cargo.toml").unlink(), "Cargo.toml: missing (a Rust exercise's build needs it)"),
+])
+def test_a_broken_exercise_is_one_error_naming_its_file(tmp_path, damage, words):
+    exercise = _copy(tmp_path)
+    damage(exercise)
+    with pytest.raises(TaskError) as caught:
+        load_tasks(f"exercism:{tmp_path / 'polyglot'}:rust")
+    message = str(caught.value)
+    assert "\n" not in message and words in message and str(exercise) in message
+
+
+def test_an_exercise_that_needs_crates_is_left_out_and_counted(tmp_path):
+    exercise = _copy(tmp_path)
+    with (exercise / "Cargo.toml").open("a") as manifest:
+        manifest.write("\n[dependencies]\nrand = \"0.8\"\n")
+    task_set = load_tasks(f"exercism:{tmp_path / 'polyglot'}:rust")
+    assert [t.task_id for t in task_set.tasks] == ["exercism/rust/word-count-lite"]
+    assert "1 exercise(s) left out" in task_set.prompt_form and "rand" in task_set.prompt_form
+
+
+def test_a_spec_that_names_nothing_runnable_says_so(tmp_path):
+    with pytest.raises(TaskError, match="holds no exercises"):
+        load_tasks(f"exercism:{tmp_path}")
+    with pytest.raises(TaskError, match="unknown language 'cobol'"):
+        load_tasks(f"exercism:{DATA}:cobol")
+    with pytest.raises(TaskError, match="runs no python exercises"):
+        load_tasks(f"exercism:{DATA}:python")
+
+
+def test_the_test_writer_s_file_is_read_into_tests_of_the_same_suite():
+    task = next(t for t in load_tasks(f"exercism:{DATA}:rust").tasks if t.task_id.endswith("safe-divide"))
+    answer = ("```rust\nuse safe_divide::*;\n\n#[test]\nfn one() { assert_eq!(divide(4, 2), Some(2)); }\n\n"
+              "#[test]\nfn two() { assert_eq!(divide(1, 0), None); }\n\n#[test]\nfn three() {}\n```")
+    written = kind_for(task).parse_tests(answer, task, max_tests=2)
+    assert [t.test for t in written.tests] == ["one", "two"] and written.dropped["over_limit"] == 1
+    suite = written.tests[0].suite
+    assert suite.file("tests/safe-divide.rs").startswith("use safe_divide") and suite.file("Cargo.toml")
+    assert "exact_division" not in suite.file("tests/safe-divide.rs")  # the hidden file is replaced, not joined
+
+
+@pytest.mark.parametrize("language, text, names", [
+    ("rust", "#[test]\n#[ignore]\nfn a() {}\n// #[test] fn commented() {}\n#[test] fn b() {}", ["a", "b"]),
+    ("go", "func TestA(t *testing.T) {}\nfunc Testlower(t *testing.T) {}\nfunc TestB(t *testing.T) {}\nfunc BenchmarkC(b *testing.B) {}",
+     ["TestA", "TestB"]),
+    ("cpp", 'TEST_CASE("one") {}\n#if defined(EXERCISM_RUN_ALL_TESTS)\nTEST_CASE("two \\"q\\"", "[tag]") {}\n#endif',
+     ["one", 'two "q"']),
+    ("javascript", "describe('A', () => {\n  test('x', () => {});\n  describe(\"B\", () => { xit(`y`, () => {}); });\n});\ntest('z', () => {});",
+     ["A x", "A B y", "z"]),
+])
+def test_each_language_s_test_names_as_its_runner_knows_them(language, text, names):
+    assert runner_test_names(language, text) == names
