@@ -5,7 +5,7 @@
 An exercise is a folder: `.docs/` (introduction.md, instructions.md, instructions.append.md:
 the prompt, in Aider's order), `.meta/config.json` (`files`: `solution`, `test`,
 `example`, and Go's `editor` files such as cases_test.go), the stub solution, the test
-file, and what the language's build needs (Rust's Cargo.toml, C++'s test/catch.hpp).
+file, and what the language's build needs (Rust's Cargo.toml).
 A task is `exercism/<language>/<slug>`, a runner task (harness/kinds/runner.py): its
 hidden tests are its test file's tests, by name, run with the language's test runner;
 its reference solution is the example, its stub the exercise's stub.

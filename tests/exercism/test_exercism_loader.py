@@ -18,7 +18,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "exercism"
 
 def test_each_language_s_exercises_load_as_runner_tasks():
     tasks = {t.task_id: t for t in load_tasks(f"exercism:{DATA}").tasks}
-    assert set(tasks) >= {"exercism/rust/safe-divide", "exercism/rust/word-count-lite", "exercism/go/clamp",
+    assert set(tasks) >= {"exercism/cpp/leap", "exercism/cpp/raindrops",
+                          "exercism/rust/safe-divide", "exercism/rust/word-count-lite", "exercism/go/clamp",
                           "exercism/go/run-length", "exercism/javascript/stack", "exercism/javascript/vowel-count"}
     divide = tasks["exercism/rust/safe-divide"]
     assert divide.kind == "runner" and divide.language == "rust" and kind_for(divide).name == "runner"
@@ -87,6 +88,16 @@ def test_an_exercise_that_needs_crates_is_left_out_and_counted(tmp_path):
     assert "1 exercise(s) left out" in task_set.prompt_form and "rand" in task_set.prompt_form
 
 
+def test_a_cpp_exercise_that_needs_boost_is_left_out_and_counted(tmp_path):
+    root = tmp_path / "polyglot"
+    shutil.copytree(DATA / "cpp", root / "cpp")
+    test_file = root / "cpp" / "exercises" / "practice" / "leap" / "leap_test.cpp"
+    test_file.write_text('#include "boost/date_time/posix_time/posix_time.hpp"\n' + test_file.read_text())
+    task_set = load_tasks(f"exercism:{root}:cpp")
+    assert [t.task_id for t in task_set.tasks] == ["exercism/cpp/raindrops"]
+    assert "1 exercise(s) left out" in task_set.prompt_form and "Boost" in task_set.prompt_form
+
+
 def test_a_spec_that_names_nothing_runnable_says_so(tmp_path):
     with pytest.raises(TaskError, match="holds no exercises"):
         load_tasks(f"exercism:{tmp_path}")
@@ -113,6 +124,8 @@ def test_the_test_writer_s_file_is_read_into_tests_of_the_same_suite():
      ["TestA", "TestB"]),
     ("cpp", 'TEST_CASE("one") {}\n#if defined(EXERCISM_RUN_ALL_TESTS)\nTEST_CASE("two \\"q\\"", "[tag]") {}\n#endif',
      ["one", 'two "q"']),
+    ("cpp", 'TEST_CASE("one") {}\n#if defined(EXERCISM_INCLUDE_BENCHMARK)\n#ifdef X\n#endif\nTEST_CASE("benchmark") {}\n'
+            '#endif\nTEST_CASE("two") {}', ["one", "two"]),
     ("javascript", "describe('A', () => {\n  test('x', () => {});\n  describe(\"B\", () => { xit(`y`, () => {}); });\n});\ntest('z', () => {});",
      ["A x", "A B y", "z"]),
 ])

@@ -3,7 +3,6 @@ reference passes, the stub fails, a compile error is the compiler's message, and
 hostile solution can and cannot do to a verdict taken in its own process."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -128,23 +127,39 @@ def test_a_javascript_solution_cannot_replace_expect_or_reach_the_process(evalua
     assert not any(r.status == "passed" for r in records) and "does not let a solution require 'fs'" in records[0].detail
 
 
-# --- C++: Catch2's header is the exercise's own, and third-party code this repository does
-# not ship; these run on a checkout of Aider's polyglot benchmark when one is named.
-POLYGLOT = os.environ.get("POLYGLOT_BENCHMARK", "")
+# --- C++: tests compiled against Debian's Catch2, linked with the harness's main
 
 
-@pytest.mark.skipif(not POLYGLOT, reason="set POLYGLOT_BENCHMARK to a checkout of Aider's polyglot-benchmark")
-@pytest.mark.parametrize("slug", ["all-your-base", "allergies"])
-def test_cpp_exercises_of_the_benchmark_pass_their_reference_and_fail_their_stub(sandbox_opener, slug):
-    task = next(t for t in load_tasks(f"exercism:{POLYGLOT}:cpp").tasks if t.task_id == f"exercism/cpp/{slug}")
+@pytest.fixture(scope="module")
+def cpp_evaluator(sandbox_opener):
     sandbox = sandbox_opener("docker", languages=("cpp",), workers=1)
-    try:
-        evaluator = Evaluator(sandbox, Prompts(), timeout_s=10.0)
-        assert grade(evaluator, task, task.canonical_solution).passed
-        stub = grade(evaluator, task, task.meta["stub"])
-        assert not any(r.status == "passed" for r in stub.records)
-        # A right answer that exits with status 0 before main (a static initializer) passes nothing.
-        early = task.canonical_solution + "\n#include <cstdlib>\nstatic const int harness_early_exit = (std::exit(0), 0);\n"
-        assert not any(r.status == "passed" for r in grade(evaluator, task, early).records)
-    finally:
-        sandbox.close()
+    yield Evaluator(sandbox, Prompts(), timeout_s=10.0)
+    sandbox.close()
+
+
+@pytest.mark.parametrize("slug", ["leap", "raindrops"])
+def test_cpp_exercises_pass_their_reference_and_fail_their_stub(cpp_evaluator, tasks, slug):
+    task = tasks[f"exercism/cpp/{slug}"]
+    reference = grade(cpp_evaluator, task, task.canonical_solution)
+    assert reference.passed and [r.test for r in reference.records] == [t.test for t in task.hidden_tests]
+    assert len(task.hidden_tests) == 4  # the tests behind EXERCISM_RUN_ALL_TESTS too
+    stub = grade(cpp_evaluator, task, task.meta["stub"])
+    assert not stub.passed and any(r.status == "failed" for r in stub.records)
+
+
+def test_cpp_failures_and_forgeries(cpp_evaluator, tasks):
+    task = tasks["exercism/cpp/raindrops"]
+    wrong = task.canonical_solution.replace('"Plong"', '"Plonk"')
+    by_name = {r.test: r for r in grade(cpp_evaluator, task, wrong).records}
+    assert by_name["the sound for 3 is Pling"].status == "passed"
+    failed = by_name["the sound for 35 is PlangPlong"]
+    assert failed.status == "failed" and "PlangPlonk" in failed.detail
+    broken = grade(cpp_evaluator, task, task.canonical_solution.replace("return sound", "return sound +"))
+    assert {r.status for r in broken.records} == {"compile_error"} and "raindrops.h" in broken.compiled.message
+    # A right answer that exits with status 0 before main (a static initializer) passes nothing.
+    early = task.canonical_solution + "\n#include <cstdlib>\nstatic const int harness_early_exit = (std::exit(0), 0);\n"
+    assert not any(r.status == "passed" for r in grade(cpp_evaluator, task, early).records)
+    # Nor does one that prints what Catch prints when every test passed.
+    liar = task.canonical_solution + ('\n#include <cstdio>\n#include <cstdlib>\nstatic const int harness_liar = '
+                                      '(std::puts("All tests passed (1 assertion in 1 test case)"), std::exit(0), 0);\n')
+    assert not any(r.status == "passed" for r in grade(cpp_evaluator, task, liar).records)

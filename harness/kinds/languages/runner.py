@@ -64,7 +64,7 @@ def _go(text: str) -> list[str]:
 
 
 def _cpp(text: str) -> list[str]:
-    found = re.findall(r'\bTEST_CASE\s*\(\s*"((?:[^"\\\n]|\\.)*)"', _no_comments(text))
+    found = re.findall(r'\bTEST_CASE\s*\(\s*"((?:[^"\\\n]|\\.)*)"', _without_benchmarks(_no_comments(text)))
     return [bytes(name, "utf-8").decode("unicode_escape") if "\\" in name else name for name in found]
 
 
@@ -122,6 +122,36 @@ def _no_comments(text: str) -> str:
     return re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.DOTALL)
 
 
+_CPP_IF = re.compile(r"^\s*#\s*if(n?def)?\b")
+_CPP_ENDIF = re.compile(r"^\s*#\s*endif\b")
+
+
+def _without_benchmarks(text: str) -> str:
+    """A C++ test file without its `#if defined(EXERCISM_INCLUDE_BENCHMARK)` blocks: a
+    benchmark is not a test, and Exercism's runner does not build it."""
+    kept: list[str] = []
+    skipping, depth = False, 0
+    for line in text.splitlines():
+        if skipping:
+            depth += 1 if _CPP_IF.match(line) else -1 if _CPP_ENDIF.match(line) else 0
+            skipping = depth > 0
+            continue
+        if _CPP_IF.match(line) and "EXERCISM_INCLUDE_BENCHMARK" in line:
+            skipping, depth = True, 1
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _cpp_libraries(files: dict[str, str]) -> str | None:
+    """Why a C++ exercise cannot be built here: it includes Boost (Exercism's gigasecond
+    and meetup), which the C++ image does not hold."""
+    for name, text in files.items():
+        if re.search(r"^\s*#\s*include\s*[<\"]boost/", text, re.MULTILINE):
+            return f"{name} includes Boost, which the sandbox's C++ image does not hold"
+    return None
+
+
 def _cargo_dependencies(files: dict[str, str]) -> str | None:
     """Why a Rust exercise cannot be built offline: its Cargo.toml needs crates."""
     manifest = files.get("Cargo.toml", "")
@@ -161,7 +191,7 @@ class ExerciseLayout:
 
 RUST_EXERCISE = ExerciseLayout(_rust, (".rs",), support=("Cargo.toml",), problem=_cargo_dependencies, naming=_crate)
 GO_EXERCISE = ExerciseLayout(_go, (".go",), naming=_package)
-CPP_EXERCISE = ExerciseLayout(_cpp, (".h", ".hpp"), merged=(".cpp", ".cc"), support=("test/catch.hpp",))
+CPP_EXERCISE = ExerciseLayout(_cpp, (".h", ".hpp"), merged=(".cpp", ".cc"), problem=_cpp_libraries)
 JAVASCRIPT_EXERCISE = ExerciseLayout(_javascript, (".js",), naming=_js_module)
 
 

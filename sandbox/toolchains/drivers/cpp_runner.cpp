@@ -5,7 +5,7 @@
 // "<token> 0 <the first failed assertion, as a JSON string>", then "<token> end". The
 // verdict is taken in the program's process: sandbox/README.md, "Test runners".
 #define CATCH_CONFIG_RUNNER
-#include "catch.hpp"
+#include <catch2/catch.hpp>
 
 #include <string>
 #include <unistd.h>

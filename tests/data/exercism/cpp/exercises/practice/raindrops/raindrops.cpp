@@ -1,0 +1,9 @@
+#include "raindrops.h"
+
+namespace raindrops {
+
+std::string convert(int number) {
+    return "";
+}
+
+}  // namespace raindrops

@@ -1,0 +1,9 @@
+#pragma once
+
+#include <string>
+
+namespace raindrops {
+
+std::string convert(int number);
+
+}  // namespace raindrops
