@@ -47,7 +47,7 @@ IDENTITY_FIELDS = {
     "prompts": "the prompt templates",
 }
 # Parts of an identity that do not decide what was measured (or are known only later).
-_NOT_COMPARED = {"model_identity": {"served_model", "slots"}, "tasks": {"spec", "name", "count", "task_ids", "prompt_form"},
+_NOT_COMPARED = {"model_identity": {"served_model", "slots"}, "tasks": {"spec", "name", "count", "task_ids", "prompt_form", "in_process_verdicts"},
                  "prompts": {"folder", "overridden"}}
 
 if TYPE_CHECKING:
@@ -133,6 +133,9 @@ def tasks_record(tasks: TaskSet) -> dict[str, Any]:
         "task_ids": [t.task_id for t in tasks.tasks],
         # e.g. MBPP with its example assert in the prompt, or without
         "prompt_form": tasks.prompt_form,
+        # tasks whose verdict is taken in the program's process (an exercise's own test
+        # runner: docs/tasks.md), by id; the report warns of them
+        "in_process_verdicts": [t.task_id for t in tasks.tasks if (t.meta or {}).get("verdict")],
     }
 
 

@@ -70,7 +70,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -475,6 +475,13 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         unusable=unusable, errors_open=status["errors_open"], errors_redone=status["errors_redone"],
         error_log=error_log, resumes=resumes, bad_lines=bad_lines, resume_command=resume_command(run_dir),
         task_check=header.get("task_check") if isinstance(header.get("task_check"), dict) else None)
+    in_process = _in_process_verdicts(header, f)
+    if in_process:
+        doc["caveats"].append(wording.caveat("in_process_verdicts", "warn", (
+            f"{wording.count(len(in_process), 'task')} of {len(f.task_ids)} graded by their own test file run "
+            "with the language's test runner in the program's process (Exercism's layout): those verdicts hold "
+            "against answers that do not attack the runner, not against one written to forge them "
+            f"(docs/tasks.md; {', '.join(in_process[:3])}{', ...' if len(in_process) > 3 else ''})")))
     if by_kind:
         doc["by_kind"] = by_kind
     doc["languages"] = _languages(f)
@@ -493,6 +500,17 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
     if timings is not None:
         doc["timings"] = timings
     return doc
+
+
+def _in_process_verdicts(header: Mapping[str, Any], f: Frames) -> list[str]:
+    """The run's tasks whose verdict is taken in the program's process (run.json's
+    tasks.in_process_verdicts), those with records."""
+    tasks = header.get("tasks") if isinstance(header.get("tasks"), Mapping) else {}
+    listed = tasks.get("in_process_verdicts") if isinstance(tasks, Mapping) else None
+    if not isinstance(listed, list):
+        return []
+    ran = set(f.task_ids)
+    return sorted(str(t) for t in listed if str(t) in ran)
 
 
 # ------------------------------------------------------------------ comparisons of runs

@@ -56,3 +56,7 @@ def test_reflexion_and_baseline_run_on_an_exercise(tmp_path):
     assert not by[("baseline", 1)]["hidden_passed"]
     header = json.loads((run_dir / "run.json").read_text())
     assert "in-process runner verdict" in json.dumps(header)
+    assert header["tasks"]["in_process_verdicts"] == ["exercism/rust/safe-divide"]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (caveat,) = [c for c in summary["caveats"] if c["key"] == "in_process_verdicts"]
+    assert caveat["text"].startswith("1 task of 1 graded by their own test file") and "forge" in caveat["text"]
