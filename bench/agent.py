@@ -120,7 +120,7 @@ def tool_speed(run_dirs: list[Path], backend: str, limit: int) -> dict:
     waited for a free sandbox worker behind the other units' jobs: `in_run_s`."""
     import threading
 
-    from harness.agent.episode import OPTIONS, EpisodeSettings
+    from harness.agent.episode import OPTIONS, EpisodeSettings, prompt_values
     from harness.agent.tools import Python, Submit, ToolEnv, ToolPolicy, run_calls
     from harness.calls import CallSettings
     from harness.config import RunConfig
@@ -151,7 +151,7 @@ def tool_speed(run_dirs: list[Path], backend: str, limit: int) -> dict:
     settings = EpisodeSettings.of(lambda k: {**OPTIONS, "python_timeout_s": 10.0}[k], scope, CallSettings(0.0, 0))
     env = ToolEnv(scope, settings)
     tools = [Python(), Submit()]
-    specs = [t.spec(env, {"io": False, "entry_point": task.entry_point, "timeout_s": "10", "output_chars": 2000})
+    specs = [t.spec(env, {**prompt_values(task), "timeout_s": "10", "output_chars": 2000})
              for t in tools]
     policy = ToolPolicy(max_python_runs=10 ** 9)
     try:

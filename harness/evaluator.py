@@ -149,10 +149,13 @@ class Evaluator:
         passed = all(r.status == "passed" for r in records)
         return Evaluation(records, passed, time.perf_counter() - start, failures)
 
-    def run_script(self, program: str, stdin: str = "", *, timeout_s: float | None = None) -> ScriptRun:
-        """An agent's own script run whole on `stdin` (its `python` tool): always in the
-        AGENT domain, whose workers never run a hidden test."""
-        return run_script(self.sandbox, program, stdin, timeout_s=timeout_s or self.timeout_s, domain=AGENT)
+    def run_script(self, program: str, stdin: str = "", *, timeout_s: float | None = None,
+                   language: str = "python") -> ScriptRun:
+        """An agent's own script (its `python` tool) or whole program of another language
+        (its `run` tool) run on `stdin`: always in the AGENT domain, whose workers never
+        run a hidden test."""
+        return run_script(self.sandbox, program, stdin, timeout_s=timeout_s or self.timeout_s, domain=AGENT,
+                          language=language)
 
     def feedback(self, evaluation: Evaluation | None, *, error: str | None = None, kind: str = "function",
                  task: Task | None = None) -> str:

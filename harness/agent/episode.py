@@ -27,10 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from harness.kinds import kind_of
 from harness.actor import Draft
 from harness.agent.compaction import Compactor
-from harness.agent.tools import ToolEnv, ToolPolicy, run_calls, tools_of
+from harness.agent.tools import AUTO, ToolEnv, ToolPolicy, default_tools, run_calls, tools_of
+from harness.kinds.languages.kind import kind_for, template_values
 from harness.agent.transcript import of_messages, within
 from harness.calls import CallSettings, call
 from harness.core import Stopped
@@ -50,7 +50,9 @@ OPTIONS: dict[str, Any] = {
     "max_turns": 10,  # model calls an episode may make
     "token_budget": 100_000,  # input + output tokens an episode may spend; 0: no budget
     "max_no_call": 3,  # replies without a tool call that end the episode (each earlier one is nudged)
-    "tools": "python,submit",  # comma-separated; also run_tests (the attempt's own tests)
+    # comma-separated: python, run, submit, run_tests (the attempt's own tests); auto: python
+    # and submit, and run for a task in another language than Python
+    "tools": "auto",
     "python_timeout_s": 0.0,  # a script's wall-clock limit; 0: the run's test_timeout_s
     "output_chars": 2000,  # per stream in a python result: past it, the start and the end
     "parallel": 4,  # python calls of one turn that run at once
@@ -62,6 +64,20 @@ OPTIONS: dict[str, Any] = {
     "keep_turns": 2,  # recent turns compaction leaves whole
     "summary_tokens": 256,  # max_tokens of a summary
 }
+
+
+def tools_setting(value: str, task: Any) -> tuple[str, ...]:
+    """The tools a `tools` setting names for `task` (`auto`: the task's default tools)."""
+    if value.strip() == AUTO:
+        return default_tools(task)
+    return tuple(t.strip() for t in value.split(",") if t.strip())
+
+
+def prompt_values(task: Any) -> dict[str, Any]:
+    """What the agent's templates say of the task: its answer's form, its language."""
+    kind = kind_for(task)
+    return {"io": kind.whole_program, "answer": kind.answer_form, "entry_point": task.entry_point,
+            "language": "Python", "fence": "python", **template_values(task)}
 
 
 @dataclass(frozen=True)
@@ -91,7 +107,7 @@ class EpisodeSettings:
         known = getattr(ctx.model.capabilities, "context_tokens", None)
         context, source = (given, "setting") if given > 0 else (int(known), "model") if known else \
             (ASSUMED_CONTEXT_TOKENS, "assumed")
-        tools = tuple(t.strip() for t in str(option("tools")).split(",") if t.strip())
+        tools = tools_setting(str(option("tools")), scope.task)
         tools_of(tools)  # refuses unknown names and a tool set without submit
         timeout = float(option("python_timeout_s")) or ctx.settings.test_timeout_s
         positive = {k: int(option(k)) for k in ("max_turns", "max_no_call", "output_chars", "parallel",
@@ -147,16 +163,15 @@ def run_episode(scope: "TrialScope", settings: EpisodeSettings, *, lessons: Sequ
     """Runs one episode in `scope`'s trial; its events land in the scope."""
     ctx, task = scope.ctx, scope.task
     render = ctx.prompts.render
-    io = kind_of(task.kind).whole_program
+    about = prompt_values(task)
     env = ToolEnv(scope, settings, tests)
     tools = tools_of(settings.tools)
-    values: Mapping[str, Any] = {"io": io, "entry_point": task.entry_point, "timeout_s": f"{settings.python_timeout_s:g}",
+    values: Mapping[str, Any] = {**about, "timeout_s": f"{settings.python_timeout_s:g}",
                                  "output_chars": settings.output_chars}
     specs = [t.spec(env, values) for t in tools]
     names = [t.name for t in tools]
-    system = render("react_system", io=io, entry_point=task.entry_point, tools=names, max_turns=settings.max_turns)
-    task_text = render("react_task", io=io, prompt=task.prompt, entry_point=task.entry_point,
-                       lessons=list(lessons), recalled=list(recalled))
+    system = render("react_system", tools=names, max_turns=settings.max_turns, **about)
+    task_text = render("react_task", prompt=task.prompt, lessons=list(lessons), recalled=list(recalled), **about)
     messages: list[Message] = [Message("user", task_text, cache_prefix=not (lessons or recalled))]
     compactor = Compactor(
         limit=int((settings.context_tokens - settings.max_tokens) * 0.95), rule=settings.compaction,
@@ -207,7 +222,7 @@ def run_episode(scope: "TrialScope", settings: EpisodeSettings, *, lessons: Sequ
                 end.stop_reason = "no_tool_call"
                 break
             messages.append(Message("user", render("react_nudge", tools=names, parse_error=completion.tool_parse_error,
-                                                   left=settings.max_no_call - end.no_call)))
+                                                   left=settings.max_no_call - end.no_call, language=about["language"])))
             continue
         for c in calls:
             end.tool_calls[c.name] = end.tool_calls.get(c.name, 0) + 1

@@ -5,8 +5,11 @@ Default tools, by these exact names and arguments (agents and fakes are written
 against them): `python` (`code`, optional `stdin`) runs the script whole in a sandbox
 of the agent domain and gives back its stdout, stderr (start and end past a cap), exit
 status and time; `submit` (`code`) ends the episode with that code as the answer (for
-an io task the whole program). Behind the setting `tools`: `run_tests` (`code`) runs
-code against the attempt's own tests (agent domain).
+an io task the whole program; in the task's language). For a task in another language
+than Python, also `run` (`code`, optional `stdin`): a whole program of that language,
+compiled and run as `python` runs a script (a compile error is its result). Behind the
+setting `tools`: `run_tests` (`code`) runs code against the attempt's own tests (agent
+domain).
 
 Whatever a call does, it becomes a short tool result the model reads next turn, never
 an exception: an unknown tool, arguments that are not a JSON object or miss a field,
@@ -24,7 +27,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 from harness.actor import Draft, graded_program
 from harness.core import evaluate, run_script
 from harness.extract import UnparseableOutput
-from harness.kinds import kind_of
+from harness.kinds.languages import DEFAULT as PYTHON_LANGUAGE
+from harness.kinds.languages.kind import kind_for
 from harness.models.base import Message
 from harness.models.tools import ToolCall, ToolSpec, argument_problem, arguments_of
 from harness.rundata.events import ToolCallRun
@@ -34,6 +38,13 @@ if TYPE_CHECKING:
     from harness.tasks.base import Test
 
 DEFAULT_TOOLS = ("python", "submit")
+# `tools` = "auto": the default tools, and `run` for a task in another language.
+AUTO = "auto"
+
+
+def default_tools(task: Any) -> tuple[str, ...]:
+    """The tools an agent gets by default for `task`."""
+    return DEFAULT_TOOLS if task.language == PYTHON_LANGUAGE else ("python", "run", "submit")
 
 
 @dataclass(frozen=True)
@@ -109,26 +120,39 @@ class Python(Tool):
     runs_code = True
     concurrent = True
 
+    def language(self, env: ToolEnv) -> str:
+        return PYTHON_LANGUAGE
+
     def run(self, args: dict[str, Any], env: ToolEnv) -> ToolOutcome:
         s = env.settings
         try:
-            run = run_script(env.scope, args["code"], args.get("stdin") or "", timeout_s=s.python_timeout_s)
+            run = run_script(env.scope, args["code"], args.get("stdin") or "", timeout_s=s.python_timeout_s,
+                             language=self.language(env))
         except Exception as exc:  # the sandbox itself failed: the model reads it, the attempt goes on
             return ToolOutcome("error", env.error("sandbox", detail=" ".join(f"{type(exc).__name__}: {exc}".split())[:300]))
         status = {"ok": "ok", "timeout": "timeout", "lost": "killed"}.get(run.status, "error")
         if run.exit_code is not None and run.exit_code < 0:
             status = "killed"
-        result = env.render("react_result_python", status=run.status, exit_code=run.exit_code, seconds=run.seconds,
-                            detail=run.detail, stdout=cut_text(run.stdout, s.output_chars),
+        result = env.render(f"react_result_{self.name}", status=run.status, exit_code=run.exit_code,
+                            seconds=run.seconds, detail=run.detail, stdout=cut_text(run.stdout, s.output_chars),
                             stderr=cut_text(run.stderr, s.output_chars))
         return ToolOutcome(status, result, run.exit_code, sandbox_s=run.job_s)
+
+
+class Run(Python):
+    """A whole program in the task's language, compiled (where it compiles) and run."""
+
+    name = "run"
+
+    def language(self, env: ToolEnv) -> str:
+        return env.task.language
 
 
 def draft_of(code: str, env: ToolEnv) -> Draft | str:
     """The answer a call's `code` gives, or why it gives none (the extractor's words)."""
     task = env.task
     try:
-        extracted = kind_of(task.kind).extract(code, task)
+        extracted = kind_for(task).extract(code, task)
     except UnparseableOutput as exc:
         return str(exc)
     return Draft(code, extracted, graded_program(task, extracted), None, env.settings.temperature_used)
@@ -163,7 +187,7 @@ class RunTests(Tool):
                                                                       passed=passed))
 
 
-TOOLS: dict[str, type[Tool]] = {t.name: t for t in (Python, Submit, RunTests)}
+TOOLS: dict[str, type[Tool]] = {t.name: t for t in (Python, Run, Submit, RunTests)}
 
 
 def tools_of(names: Sequence[str]) -> list[Tool]:

@@ -90,12 +90,13 @@ def evaluate(scope: "TrialScope", draft: Draft, tests: Sequence["Test"], *, labe
     return evaluation, ctx.evaluator.feedback(evaluation, kind=task.kind, task=task)
 
 
-def run_script(scope: "TrialScope", code: str, stdin: str = "", *, timeout_s: float | None = None) -> "ScriptRun":
-    """An agent's own script run whole on `stdin`, in the agent's containers (never where
-    hidden tests run): its stdout, stderr, exit status and time. Thread safe; adds
-    nothing to `scope.sandbox_s` (the caller adds the runs it waited for: several may
-    run at once)."""
-    return scope.ctx.evaluator.run_script(code, stdin, timeout_s=timeout_s)
+def run_script(scope: "TrialScope", code: str, stdin: str = "", *, timeout_s: float | None = None,
+               language: str = "python") -> "ScriptRun":
+    """An agent's own script (or whole program of another `language`) run on `stdin`, in
+    the agent's containers (never where hidden tests run): its stdout, stderr, exit status
+    and time. Thread safe; adds nothing to `scope.sandbox_s` (the caller adds the runs it
+    waited for: several may run at once)."""
+    return scope.ctx.evaluator.run_script(code, stdin, timeout_s=timeout_s, language=language)
 
 
 def grade_hidden(scope: "TrialScope", draft: Draft) -> Evaluation | None:

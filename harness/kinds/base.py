@@ -92,6 +92,9 @@ class TaskKind(ABC):
     suffix: ClassVar[str]  # template names: `<role><suffix>` (actor_task -> actor_task_io)
     description: ClassVar[str]  # one line, for `harness tasks show`
     whole_program: ClassVar[bool] = False  # the answer is a whole program (stdin in, stdout out), not a function
+    # What an answer is, as an agent's prompts say it: "function" (an entry point), "program"
+    # (whole, stdin in, stdout out) or "file" (an exercise's solution file, whole)
+    answer_form: ClassVar[str] = "function"
     any_language: ClassVar[bool] = False  # the kind handles every language itself (no language twin wraps it)
 
     def template(self, role: str) -> str:

@@ -16,6 +16,7 @@ class IoKind(TaskKind):
     suffix = "_io"
     description = "a whole program: stdin in, stdout compared"
     whole_program = True
+    answer_form = "program"
 
     def extract(self, text: str, task: "Task") -> str:
         from harness.extract import extract_program

@@ -34,6 +34,7 @@ class RunnerKind(TaskKind):
     name = "runner"
     suffix = "_runner"
     description = "an exercise graded by its own test file, run with the language's test runner"
+    answer_form = "file"
     any_language = True  # the kind itself knows every language (harness/kinds/languages/runner.py)
 
     def extract(self, text: str, task: "Task") -> str:

@@ -24,14 +24,20 @@ _TRANSCRIPT = [
      "calls": []},
     {"role": "note", "name": "", "text": "Your reply called no tool.", "calls": []},
 ]
-_TOOL_VALUES = {"io": False, "entry_point": "add", "timeout_s": "5", "output_chars": 2000}
+# What the agent's templates say of a task (harness/agent/episode.py, prompt_values): a
+# Python function here; `answer` is "program" for an io task and "file" for an exercise,
+# whose templates also take `exercise` and `stub`.
+_ABOUT = {"io": False, "answer": "function", "entry_point": "add", "language": "Python", "fence": "python",
+          "exercise": {"solution_path": "add.py", "merged": []}, "stub": _STUB}
+_TOOL_VALUES = {**_ABOUT, "timeout_s": "5", "output_chars": 2000}
 # Every template of the agents (react and react+reflexion) with sample values: `harness
 # run` renders each with them before a run starts.
 TEMPLATES: dict[str, Mapping[str, Any]] = {
-    "react_system": {"io": False, "entry_point": "add", "tools": ["python", "submit"], "max_turns": 10},
-    "react_task": {"io": False, "prompt": _STUB, "entry_point": "add", "lessons": ["Return a + b, not a - b."],
+    "react_system": {**_ABOUT, "tools": ["python", "submit"], "max_turns": 10},
+    "react_task": {**_ABOUT, "prompt": _STUB, "lessons": ["Return a + b, not a - b."],
                    "recalled": ["Check the empty input first."]},
     "react_tool_python": _TOOL_VALUES,
+    "react_tool_run": _TOOL_VALUES,
     "react_tool_submit": _TOOL_VALUES,
     "react_tool_run_tests": _TOOL_VALUES,
     "react_result_python": {"status": "error", "exit_code": 1, "seconds": 0.02,
@@ -39,10 +45,13 @@ TEMPLATES: dict[str, Mapping[str, Any]] = {
                             "stdout": {"head": "3", "cut": 0, "tail": ""},
                             "stderr": {"head": "Traceback (most recent call last):", "cut": 120,
                                        "tail": "ZeroDivisionError: division by zero"}},
+    "react_result_run": {"status": "compile_error", "exit_code": None, "seconds": 0.0,
+                         "detail": "error[E0308]: mismatched types --> main.rs:3:9",
+                         "stdout": {"head": "", "cut": 0, "tail": ""}, "stderr": {"head": "", "cut": 0, "tail": ""}},
     "react_result_submit": {},
     "react_result_run_tests": {"feedback": "Tests failed:\nassert add(1, 2) == 3  # got -1", "passed": False},
     "react_tool_error": {"problem": "too_many_calls", "detail": "", "limit": 8, "size": 0},
-    "react_nudge": {"tools": ["python", "submit"], "parse_error": None, "left": 1},
+    "react_nudge": {"tools": ["python", "submit"], "parse_error": None, "left": 1, "language": "Python"},
     "react_cut": {"chars": 5000, "head": "Traceback (most recent call last):"},
     "react_summarise_system": {},
     "react_summarise": {"summary": "Tried a - b; it printed -1.", "transcript": _TRANSCRIPT},
@@ -64,9 +73,9 @@ class ReAct(Strategy):
     @classmethod
     def check_options(cls, given: Mapping[str, Any]) -> None:
         from harness.agent.compaction import RULES
-        from harness.agent.tools import tools_of
+        from harness.agent.tools import AUTO, tools_of
 
-        if "tools" in given:
+        if "tools" in given and str(given["tools"]).strip() != AUTO:
             tools_of([t.strip() for t in str(given["tools"]).split(",") if t.strip()])
         if "compaction" in given and given["compaction"] not in RULES:
             raise ValueError(f"compaction must be one of {', '.join(RULES)}, got {given['compaction']!r}")

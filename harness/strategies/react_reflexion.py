@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
-from harness.kinds import kind_of
 from harness.agent import OPTIONS, EpisodeSettings, run_episode, unanswered
+from harness.agent.episode import prompt_values
 from harness.agent.transcript import of_events, within
 from harness.calls import call
 from harness.core import evaluate, grade_hidden, memory_lessons, store_lessons, tests_of, verdicts, write_tests
@@ -24,7 +24,7 @@ from harness.models.base import Message
 from harness.reflection import clean_lesson
 from harness.rundata.events import LessonWritten, Note
 from harness.strategies.base import Traits
-from harness.strategies.react import _STUB, _TRANSCRIPT, ReAct
+from harness.strategies.react import _ABOUT, _STUB, _TRANSCRIPT, ReAct
 
 if TYPE_CHECKING:
     from harness.core import AttemptContext, TrialScope
@@ -49,8 +49,8 @@ class ReActReflexion(ReAct):
     )
     options: Mapping[str, Any] = {**OPTIONS, "reflection_chars": 6000}
     templates: Mapping[str, Mapping[str, Any]] = {
-        "react_reflection_system": {},
-        "react_reflection": {"io": False, "prompt": _STUB, "transcript": _TRANSCRIPT, "cut": 2,
+        "react_reflection_system": _ABOUT,
+        "react_reflection": {**_ABOUT, "prompt": _STUB, "transcript": _TRANSCRIPT, "cut": 2,
                              "submitted": "def add(a, b):\n    return a - b\n",
                              "feedback": "Tests failed:\nassert add(1, 2) == 3  # got -1", "stop_reason": "submitted"},
     }
@@ -60,11 +60,13 @@ class ReActReflexion(ReAct):
         LessonWritten event."""
         task = scope.task
         entries, cut = within(of_events(previous.events), int(self.option(ctx, "reflection_chars")))
+        about = prompt_values(task)
         text = ctx.prompts.render(
-            "react_reflection", io=kind_of(task.kind).whole_program, prompt=task.prompt, transcript=entries, cut=cut,
-            submitted=previous.code, feedback=previous.feedback, stop_reason=_episode_stop(previous) or "unknown")
+            "react_reflection", prompt=task.prompt, transcript=entries, cut=cut, submitted=previous.code,
+            feedback=previous.feedback, stop_reason=_episode_stop(previous) or "unknown", **about)
         reply = scope.model_call("reflection", lambda: call(
-            ctx.model, scope.meter, [Message("user", text)], system=ctx.prompts.render("react_reflection_system"),
+            ctx.model, scope.meter, [Message("user", text)],
+            system=ctx.prompts.render("react_reflection_system", **about),
             max_tokens=ctx.settings.max_tokens_lesson, settings=ctx.settings.first_call(scope.attempt),
             role="reflection"))
         lesson = clean_lesson(reply.text)

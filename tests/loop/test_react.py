@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 import pytest
 
 from harness.agent import EpisodeSettings, run_episode
+from harness.agent.episode import prompt_values
 from harness.agent.tools import Python, Submit, ToolEnv, ToolPolicy, run_calls
 from harness.calls import CallSettings
 from harness.core import AttemptContext, LoopSettings, Stopped
@@ -238,7 +239,7 @@ def test_a_worker_killed_or_a_sandbox_failing_under_a_script_is_the_model_s_resu
     scope = ctx.trial(ADD, "react", 1, 1)
     env = ToolEnv(scope, _settings(scope))
     tools = [Python(), Submit()]
-    specs = [t.spec(env, {"io": False, "entry_point": "add", "timeout_s": "1", "output_chars": 100}) for t in tools]
+    specs = [t.spec(env, {**prompt_values(ADD), "timeout_s": "1", "output_chars": 100}) for t in tools]
     result = run_calls(env, [py("print(1)", id="c1")], tools, specs, ToolPolicy(), 1, 2)
     [event] = runs(scope)
     assert event.status == status and result.messages[0].content == event.result and result.submitted is None
@@ -251,7 +252,7 @@ def test_independent_calls_of_a_turn_run_at_once(tmp_path, process_sandbox):
     scope = ctx.trial(ADD, "react", 1, 1)
     env = ToolEnv(scope, _settings(scope))
     tools = [Python(), Submit()]
-    specs = [t.spec(env, {"io": False, "entry_point": "add", "timeout_s": "5", "output_chars": 100}) for t in tools]
+    specs = [t.spec(env, {**prompt_values(ADD), "timeout_s": "5", "output_chars": 100}) for t in tools]
     started = time.perf_counter()
     result = run_calls(env, sleepy, tools, specs, ToolPolicy(), 1, parallel=2)
     took = time.perf_counter() - started
