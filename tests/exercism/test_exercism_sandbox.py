@@ -163,3 +163,17 @@ def test_cpp_failures_and_forgeries(cpp_evaluator, tasks):
     liar = task.canonical_solution + ('\n#include <cstdio>\n#include <cstdlib>\nstatic const int harness_liar = '
                                       '(std::puts("All tests passed (1 assertion in 1 test case)"), std::exit(0), 0);\n')
     assert not any(r.status == "passed" for r in grade(cpp_evaluator, task, liar).records)
+
+
+def test_an_agent_s_program_compiled_after_a_hidden_grading_cannot_read_its_test_file(evaluator, tasks):
+    """The exercise's hidden test file is compiled in the compile domain; the next compile
+    job there (an agent's own program, `run`) finds nothing of it in its scratch folder."""
+    from harness.evaluator import AGENT
+    from sandbox import run_script
+
+    task = tasks["exercism/rust/safe-divide"]
+    assert grade(evaluator, task, task.canonical_solution).passed  # the hidden suite compiled just now
+    for path in ("tests_safe-divide.rs", "/tmp/test/tests_safe-divide.rs", "harness_tests.rs", "libsafe_divide.rlib"):
+        probe = f'const SEEN: &[u8] = include_bytes!("{path}");\nfn main() {{ print!("{{}}", SEEN.len()); }}\n'
+        run = run_script(evaluator.sandbox, probe, timeout_s=10.0, domain=AGENT, language="rust")
+        assert run.status == "compile_error" and "couldn't read" in run.detail, (path, run)
