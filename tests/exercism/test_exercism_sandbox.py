@@ -173,6 +173,9 @@ def test_an_agent_s_program_compiled_after_a_hidden_grading_cannot_read_its_test
 
     task = tasks["exercism/rust/safe-divide"]
     assert grade(evaluator, task, task.canonical_solution).passed  # the hidden suite compiled just now
+    own = run_script(evaluator.sandbox, 'const SEEN: &[u8] = include_bytes!("main.rs");\nfn main() { print!("{}", SEEN.len()); }\n',
+                     timeout_s=10.0, domain=AGENT, language="rust")
+    assert own.status == "ok" and int(own.stdout) > 0, own  # the probe reads what its own job has
     for path in ("tests_safe-divide.rs", "/tmp/test/tests_safe-divide.rs", "harness_tests.rs", "libsafe_divide.rlib"):
         probe = f'const SEEN: &[u8] = include_bytes!("{path}");\nfn main() {{ print!("{{}}", SEEN.len()); }}\n'
         run = run_script(evaluator.sandbox, probe, timeout_s=10.0, domain=AGENT, language="rust")
