@@ -1,7 +1,7 @@
 """Reflexion against a tool-using agent at equal cost: reflexion, react, react+reflexion
 and resample side by side, with calls, tokens and time per attempt beside pass@1.
 
-    python bench/agent.py                  # embedded model: builtin:quick[:6] and HumanEval[:6]
+    python bench/agent.py                  # embedded model: builtin:quick[:4] and HumanEval[:4], 4 agent turns (~20 min on 2 cores)
     python bench/agent.py --smoke          # the same code on the scripted model, process sandbox
     python bench/agent.py --tasks humaneval --runs results/<run>   # measure a finished run beside a new one
 
@@ -201,9 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help="the scripted model on 4 + 4 tasks, process sandbox")
     ap.add_argument("--model", default="local", help="model spec (default: local, the embedded model)")
     ap.add_argument("--tasks", default="builtin:quick,humaneval", help="task sets, comma-separated (default %(default)s)")
-    ap.add_argument("--limit", type=int, default=6, help="the first N tasks of each set (default %(default)s)")
+    ap.add_argument("--limit", type=int, default=4, help="the first N tasks of each set (default %(default)s)")
     ap.add_argument("--trials", type=int, default=2, help="trials (episodes) per attempt (default %(default)s)")
-    ap.add_argument("--max-turns", type=int, default=6, help="the agents' turns per episode (default %(default)s)")
+    ap.add_argument("--max-turns", type=int, default=4, help="the agents' turns per episode (default %(default)s)")
     ap.add_argument("--sandbox", help="docker (default) or process (--smoke's default)")
     ap.add_argument("--out", type=Path, help="folder for the runs (default: a new temporary folder)")
     ap.add_argument("--json", type=Path, help="also write the measures here")
