@@ -16,10 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.models.cache import CachedModel
-from harness.models.priced import PricedModel
-from harness.models.text_tools import TextToolModel
-from harness.models.base import ChatModel, Message, ModelError
+from harness.models.base import ChatModel, Message, ModelError, WrappedModel
 
 # The one message of the check: data beside the harness's other data, not a prompt of the
 # run's prompt set (it decides no answer; the set's digest does not cover it).
@@ -42,8 +39,8 @@ def check_model(model: ChatModel, *, temperature: float, resuming: bool = False)
     """One call to the model (past any response cache); what run.json records of it.
     ModelCheckFailed when it does not answer."""
     target = model
-    # past the text protocol, the run's prices and the response cache
-    while isinstance(target, (TextToolModel, PricedModel, CachedModel)):
+    # past every wrapper: the text protocol, the run's prices and the response cache
+    while isinstance(target, WrappedModel):
         target = target.inner
     started = time.perf_counter()
     try:
