@@ -56,6 +56,8 @@ def list_command(args: argparse.Namespace) -> int:
         _say(f"{task.task_id:<{width}}  {','.join(task.tags) or '-':<{tag_width}}  {len(task.hidden_tests):>12}")
     total = sum(len(t.hidden_tests) for t in task_set.tasks)
     print(f"{_count(len(task_set.tasks), 'task')}, {_count(total, 'hidden test')} in {task_set.name} ({task_set.digest})")
+    if task_set.prompt_form != "as published":
+        _say(f"prompt form: {task_set.prompt_form}")
     return 0
 
 

@@ -24,6 +24,8 @@ from harness.kinds.languages import canonical, get_language, language_names
 from harness.kinds.languages.runner import ExerciseLayout, RunnerTest, Suite
 from harness.kinds.runner import VERDICT
 from harness.tasks.base import JsonError, Task, TaskError, TaskSet, parse_json
+from sandbox.base import TestSuite
+from sandbox.toolchains import toolchain
 
 FILE_MAX_BYTES = 2 * 1024 * 1024  # any one file of an exercise (Catch2's header is 660 KB)
 EXERCISE_MAX_BYTES = 8 * 1024 * 1024
@@ -135,6 +137,10 @@ def _exercise(folder: Path, language: str, layout: ExerciseLayout) -> Task:
     # The suite: every file but the program's own and the merged ones (the answer holds them).
     suite_files = tuple((name, text) for name, text in files.items() if name != program_path and name not in merged)
     suite = Suite(program_path, test_path, suite_files)
+    try:  # what the sandbox's toolchain cannot build (several test crates, no package name) is left out here
+        toolchain(language).build_runner(reference, TestSuite(program_path, suite_files))
+    except ValueError as exc:
+        raise _Refused(f"{folder.name} ({exc})") from None
     slug = folder.name
     exercise = {"slug": slug, "solution_path": program_path, "test_path": test_path,
                 "merged": merged, **layout.naming(files, program_path)}
@@ -200,6 +206,7 @@ class ExercismSource:
             raise TaskError(f"exercism: no exercise of {root} can be run" + (f" (first left out: {left_out[0]})" if left_out else ""))
         form = f"Exercism's layout; the exercise's own test file run with the language's test runner ({VERDICT})"
         if left_out:
-            form += (f"; {len(left_out)} exercise(s) left out: a build that needs what is not offline, or no "
-                     f"test to run (first: {left_out[0][:200]})")
+            shown = "; ".join(reason[:160] for reason in left_out[:10]) + ("; ..." if len(left_out) > 10 else "")
+            form += (f"; {len(left_out)} exercise(s) left out: a build that needs what is not offline or that the "
+                     f"sandbox's toolchain cannot make, or no test to run ({shown})")
         return TaskSet(spec=f"exercism:{arg}", name=f"exercism:{chosen or 'all'}", tasks=tuple(tasks), prompt_form=form)

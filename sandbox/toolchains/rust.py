@@ -46,8 +46,11 @@ class RustToolchain(Toolchain):
     def build_runner(self, program: str, suite) -> Build:
         manifest = suite.file("Cargo.toml")
         tests = sorted(path for path, _ in suite.files if path.startswith("tests/") and path.endswith(".rs"))
-        if manifest is None or len(tests) != 1:
-            raise ValueError("a Rust exercise has a Cargo.toml and one test file under tests/")
+        if not manifest:
+            raise ValueError("a Rust exercise has a Cargo.toml")
+        if len(tests) != 1:
+            raise ValueError(f"a Rust exercise has one test file under tests/ (a test crate); this one has "
+                             f"{len(tests)}{': ' + ', '.join(tests) if tests else ''}")
         crate = crate_name(manifest)
         found = _EDITION.search(manifest)
         edition = found.group(1) if found else "2021"

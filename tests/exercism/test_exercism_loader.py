@@ -88,6 +88,20 @@ def test_an_exercise_that_needs_crates_is_left_out_and_counted(tmp_path):
     assert "1 exercise(s) left out" in task_set.prompt_form and "rand" in task_set.prompt_form
 
 
+def test_an_exercise_the_toolchain_cannot_build_is_left_out_and_named(tmp_path):
+    """Exercism's forth has two test crates (tests/forth.rs, tests/alloc-attack.rs): the
+    loader asks the sandbox's toolchain to make the build, so nothing it accepts fails later."""
+    exercise = _copy(tmp_path)
+    config = json.loads((exercise / ".meta" / "config.json").read_text())
+    (exercise / "tests" / "alloc-attack.rs").write_text("#[test]\nfn small() {}\n")
+    config["files"]["test"].append("tests/alloc-attack.rs")
+    (exercise / ".meta" / "config.json").write_text(json.dumps(config))
+    task_set = load_tasks(f"exercism:{tmp_path / 'polyglot'}:rust")
+    assert [t.task_id for t in task_set.tasks] == ["exercism/rust/word-count-lite"]
+    assert "rust/safe-divide (a Rust exercise has one test file under tests/" in task_set.prompt_form
+    assert "this one has 2: tests/alloc-attack.rs, tests/safe-divide.rs" in task_set.prompt_form
+
+
 def test_a_cpp_exercise_that_needs_boost_is_left_out_and_counted(tmp_path):
     root = tmp_path / "polyglot"
     shutil.copytree(DATA / "cpp", root / "cpp")
