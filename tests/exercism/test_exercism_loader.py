@@ -145,3 +145,31 @@ def test_the_test_writer_s_file_is_read_into_tests_of_the_same_suite():
 ])
 def test_each_language_s_test_names_as_its_runner_knows_them(language, text, names):
     assert runner_test_names(language, text) == names
+
+
+def test_javascript_modules_are_turned_as_babel_turns_them_for_jest():
+    """ES modules are strict and mark themselves so; a default import takes a CommonJS
+    module's whole exports (babel's interop: Exercism's proof.ci.js files assign
+    module.exports); a plain CommonJS file is left as it is; every line keeps its number."""
+    from sandbox.toolchains.javascript import exports_to_commonjs, imports_to_require
+
+    es = exports_to_commonjs("import { a } from './b';\nexport default class X {}\nexport const y = 1;\n")
+    lines = es.splitlines()
+    assert lines[0].startswith('"use strict"; const { a } = require(\'./b.js\');')
+    assert lines[1:3] == ["class X {}", "const y = 1;"]
+    assert '"__esModule"' in lines[3] and "module.exports['default'] = X;" in lines[3]
+    plain = "class W {}\nmodule.exports = W;\n"
+    assert exports_to_commonjs(plain).rstrip("\n") == plain.rstrip("\n")
+    default = imports_to_require("import W from './word-search';")
+    assert default == "const W = ((m) => (m && m.__esModule ? m.default : m))(require('./word-search.js'));"
+    assert "require('path')" in imports_to_require("import { resolve } from 'path';")  # a package's name as given
+
+
+def test_a_javascript_exercise_whose_tests_need_what_the_runner_refuses_is_left_out(tmp_path):
+    root = tmp_path / "polyglot"
+    shutil.copytree(DATA / "javascript", root / "javascript")
+    spec = root / "javascript" / "exercises" / "practice" / "vowel-count" / "vowel-count.spec.js"
+    spec.write_text("const { spawnSync } = require('node:child_process');\n" + spec.read_text())
+    task_set = load_tasks(f"exercism:{root}:javascript")
+    assert [t.task_id for t in task_set.tasks] == ["exercism/javascript/stack"]
+    assert "javascript/vowel-count (its vowel-count.spec.js requires 'child_process'" in task_set.prompt_form

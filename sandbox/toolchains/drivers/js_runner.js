@@ -26,7 +26,7 @@ const [token, line = ''] = input.split('\n');
 let wanted = null;
 try { const parsed = JSON.parse(line); if (isArray(parsed) && parsed.length === 1) wanted = toText(parsed[0]); } catch (error) {}
 
-const refused = new Set(['fs', 'fs/promises', 'inspector', 'vm', 'v8', 'worker_threads', 'child_process', 'cluster', 'module']);
+const refused = new Set(__REFUSED__);  // sandbox/toolchains/javascript.py, REFUSED_MODULES
 const load = Module._load;
 Module._load = function (request, parent, isMain) {
   const name = toText(request).replace(/^node:/, '');

@@ -17,6 +17,14 @@ describe('Stack', () => {
     expect(() => stack.pop()).toThrow(new Error('empty stack'));
   });
 
+  xtest('its size cannot be set', () => {
+    stack.push(1);
+    expect(() => {
+      stack.size = 5;
+    }).toThrow(TypeError);
+    expect(stack.size).toBe(1);
+  });
+
   xtest('is empty at first', () => {
     expect(stack.size).not.toBe(1);
     expect(stack.size).toBeCloseTo(0, 5);
