@@ -173,3 +173,21 @@ def test_a_javascript_exercise_whose_tests_need_what_the_runner_refuses_is_left_
     task_set = load_tasks(f"exercism:{root}:javascript")
     assert [t.task_id for t in task_set.tasks] == ["exercism/javascript/stack"]
     assert "javascript/vowel-count (its vowel-count.spec.js requires 'child_process'" in task_set.prompt_form
+
+
+def test_go_s_every_test_file_is_built_with_the_tests_named_or_not(tmp_path):
+    """`go test` builds every *_test.go of the folder: so does the loader, whether or not
+    config.json names it (Aider's bottle-song keeps its cases in an unnamed cases_test.go);
+    a link among them is never followed."""
+    root = tmp_path / "polyglot"
+    shutil.copytree(DATA / "go", root / "go")
+    exercise = root / "go" / "exercises" / "practice" / "clamp"
+    config = json.loads((exercise / ".meta" / "config.json").read_text())
+    config["files"].pop("editor")
+    (exercise / ".meta" / "config.json").write_text(json.dumps(config))
+    (exercise / "more_test.go").write_text("package clamp\n\nimport \"testing\"\n\nfunc TestMore(t *testing.T) {}\n")
+    (exercise / "secret_test.go").symlink_to("/etc/hostname")
+    task = next(t for t in load_tasks(f"exercism:{root}:go").tasks if t.task_id == "exercism/go/clamp")
+    files = dict(task.hidden_tests[0].suite.files)
+    assert "cases_test.go" in files and "more_test.go" in files and "secret_test.go" not in files
+    assert [t.test for t in task.hidden_tests] == ["TestClamp", "TestClampEdges", "TestMore"]
