@@ -104,9 +104,10 @@ def _exercise(folder: Path, language: str, layout: ExerciseLayout) -> Task:
         raise TaskError(f"{where}: field 'files.example': no file ending in {' or '.join(layout.program)}")
     files: dict[str, str] = {}
     total = 0
-    companions = sorted(path.name for pattern in layout.companions for path in folder.glob(pattern)
-                        if not path.is_symlink() and path.is_file())  # a link is never followed
-    editor = list(dict.fromkeys([*editor, *(name for name in companions if name not in tests)]))
+    companions = sorted(path.relative_to(folder).as_posix() for pattern in layout.companions
+                        for path in folder.glob(pattern) if not path.is_symlink() and path.is_file()
+                        and not path.parent.is_symlink())  # a link is never followed
+    editor = list(dict.fromkeys([*editor, *(name for name in companions if name not in tests and name not in solution)]))
     for name in dict.fromkeys([*solution, *tests, *editor, *layout.support]):
         path = folder / name
         if not path.exists():

@@ -31,6 +31,16 @@ def crate_name(manifest: str) -> str:
     return found.group(1).replace("-", "_")
 
 
+_INNER = re.compile(r"^([ \t]*)(//!|#!\[)", re.MULTILINE)
+
+
+def _included(test_file: str) -> str:
+    """A test crate's file as the harness's crate root includes it: its inner doc comments
+    and inner attributes (`//!`, `#![allow(...)]`), which may only open a file, become
+    comments where they stand (every line keeps its number)."""
+    return _INNER.sub(lambda m: m.group(1) + "// " + m.group(2), test_file)
+
+
 class RustToolchain(Toolchain):
     def build(self, program: str, entry_point: str | None) -> Build:
         text = program if program.endswith("\n") else program + "\n"
@@ -58,7 +68,10 @@ class RustToolchain(Toolchain):
         root = ("#![feature(custom_test_frameworks, test)]\n#![test_runner(crate::__harness_runner::run)]\n"
                 f'include!("{test_file}");\n' + driver("rust_runner.rs"))
         text = program if program.endswith("\n") else program + "\n"
-        sources = {LIBRARY: text, test_file: suite.file(tests[0]) or "", TESTS_ROOT: root}
+        sources = {LIBRARY: text, test_file: _included(suite.file(tests[0]) or ""), TESTS_ROOT: root}
+        for path, body in suite.files:  # the crate's other modules (src/pre_implemented.rs), beside lib.rs
+            if path.startswith("src/") and path.endswith(".rs") and path.count("/") == 1 and path != suite.program_path:
+                sources[path[len("src/"):]] = body
         steps = (("rustc", "--edition", edition, "--crate-type", "lib", "--crate-name", crate, *_FLAGS,
                   "-o", f"lib{crate}.rlib", LIBRARY),
                  ("rustc", "--edition", edition, "--test", "--crate-name", "harness_tests", "--extern",

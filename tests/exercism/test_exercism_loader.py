@@ -33,6 +33,12 @@ def test_each_language_s_exercises_load_as_runner_tasks():
     assert divide.meta["verdict"] == "in-process runner verdict" and divide.meta["exercise"]["crate"] == "safe_divide"
     # The hidden tests never reach the prompt, nor the stub.
     assert "assert_eq" not in divide.prompt and "exact_division" not in divide.prompt
+    # Rust, as libtest names them: a module's tests by their path; a test behind a cargo
+    # feature is none (cargo test leaves it out); the crate's other modules come along.
+    words = tasks["exercism/rust/word-count-lite"]
+    assert [t.test for t in words.hidden_tests] == ["empty_sentence", "repeated_word_counts_once",
+                                                    "punctuation_separates_words", "edge::only_separators"]
+    assert "src/words.rs" in dict(words.hidden_tests[0].suite.files)
     # Go: the tests of every test file (cases_test.go is data), each name once.
     assert [t.test for t in tasks["exercism/go/clamp"].hidden_tests] == ["TestClamp", "TestClampEdges"]
     assert tasks["exercism/go/clamp"].meta["exercise"]["package"] == "clamp"
@@ -134,6 +140,11 @@ def test_the_test_writer_s_file_is_read_into_tests_of_the_same_suite():
 
 @pytest.mark.parametrize("language, text, names", [
     ("rust", "#[test]\n#[ignore]\nfn a() {}\n// #[test] fn commented() {}\n#[test] fn b() {}", ["a", "b"]),
+    ("rust", "#[test]\nfn a() { let s = \"}\"; let c = '{'; let r = r#\"}}\"#; }\nfn helper<'a>(x: &'a str) {}\n"
+             "mod m {\n  use super::*;\n  /* fn fake() {} */\n  #[test]\n  #[should_panic]\n  fn b() {}\n"
+             "  mod n { #[test] fn c() {} }\n  #[test] fn d() {}\n}\n#[test]\n#[cfg(feature = \"x\")]\nfn e() {}\n"
+             "#[cfg(feature = \"io\")]\nuse std::io;\n#[test] fn g() {}\n#[cfg(feature = \"io\")]\nmod io { #[test] fn h() {} }\n"
+             "#[test] fn i() {}", ["a", "m::b", "m::n::c", "m::d", "g", "i"]),
     ("go", "func TestA(t *testing.T) {}\nfunc Testlower(t *testing.T) {}\nfunc TestB(t *testing.T) {}\nfunc BenchmarkC(b *testing.B) {}",
      ["TestA", "TestB"]),
     ("cpp", 'TEST_CASE("one") {}\n#if defined(EXERCISM_RUN_ALL_TESTS)\nTEST_CASE("two \\"q\\"", "[tag]") {}\n#endif',

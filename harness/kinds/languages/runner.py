@@ -67,7 +67,8 @@ class ExerciseLayout:
     merged: tuple[str, ...] = ()  # solution files put after the program in one answer (C++'s .cpp after its header)
     support: tuple[str, ...] = ()  # files of the exercise the build needs besides its tests
     # Files the language's tooling builds with the tests whether or not config.json names
-    # them, as patterns of the exercise's top folder (Go's every *_test.go: cases_test.go)
+    # them, as patterns in the exercise's folder (Go's every *_test.go: cases_test.go; Rust's
+    # src/*.rs: a crate's other modules)
     companions: tuple[str, ...] = ()
     problem: Callable[[dict[str, str]], str | None] = lambda files: None  # why it cannot be built, or None
     # What the test writer's prompt names (the crate, the package, the module): (files, program path) -> values.

@@ -1,10 +1,12 @@
+mod words;
+
 use std::collections::HashSet;
 
 pub fn distinct_words(sentence: &str) -> usize {
     sentence
         .split(|c: char| !c.is_ascii_alphabetic())
         .filter(|w| !w.is_empty())
-        .map(|w| w.to_ascii_lowercase())
+        .map(words::normalise)
         .collect::<HashSet<_>>()
         .len()
 }

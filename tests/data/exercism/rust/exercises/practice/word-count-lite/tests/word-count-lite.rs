@@ -1,3 +1,5 @@
+//! Tests for word-count-lite
+#![allow(clippy::bool_assert_comparison)]
 use word_count_lite::*;
 
 #[test]
@@ -15,4 +17,21 @@ fn repeated_word_counts_once() {
 #[ignore]
 fn punctuation_separates_words() {
     assert_eq!(distinct_words("one,two;three"), 3);
+}
+
+mod edge {
+    use super::*;
+
+    #[test]
+    #[ignore]
+    fn only_separators() {
+        assert_eq!(distinct_words(" ,; "), 0);
+    }
+}
+
+#[test]
+#[ignore]
+#[cfg(feature = "unicode")]
+fn accented_letters_are_letters() {
+    assert_eq!(distinct_words("café cafe"), 2);
 }
