@@ -71,7 +71,7 @@ def format_summary(numbers: dict[str, Any]) -> str:
         cells = {(r["language"], r["strategy"]): r for r in by_language}
         languages = list(dict.fromkeys(r["language"] for r in by_language))
         head = ["pass@1 by language", "tasks", *names]
-        rows = [[language, str(max((cells[(language, n)]["tasks"] for n in names if (language, n) in cells), default=0)),
+        rows = [[language, str(next((cells[(language, n)]["tasks"] for n in names if (language, n) in cells), 0)),
                  *(wording.rate_with_ci((cells.get((language, n)) or {}).get("pass@1"),
                                         *((cells.get((language, n)) or {}).get("pass@1_ci95") or [None, None]))
                    for n in names)] for language in languages]
@@ -101,16 +101,10 @@ def _languages(numbers: dict[str, Any]) -> str:
 
 def _not_compiled(numbers: dict[str, Any]) -> list[str]:
     """One line when some attempt's final program did not compile (summary.json
-    stop_reasons' did_not_compile): per strategy, how many and by which status."""
-    by_strategy: dict[str, dict[str, int]] = {}
-    finals: dict[str, int] = {}
-    for row in numbers.get("stop_reasons") or []:
-        finals[row["strategy"]] = finals.get(row["strategy"], 0) + int(row.get("attempts") or 0)
-        for status, n in (row.get("did_not_compile") or {}).items():
-            counts = by_strategy.setdefault(row["strategy"], {})
-            counts[status] = counts.get(status, 0) + int(n)
-    if not by_strategy:
+    not_compiled): per strategy, how many and by which status."""
+    shown = {name: e for name, e in (numbers.get("not_compiled") or {}).items() if e.get("total")}
+    if not shown:
         return []
-    parts = [f"{name} {sum(c.values())} of {finals.get(name, 0)} ("
-             + ", ".join(f"{status} {n}" for status, n in sorted(c.items())) + ")" for name, c in by_strategy.items()]
+    parts = [f"{name} {e['total']} of {e['finals']} ("
+             + ", ".join(f"{status} {n}" for status, n in e["by_status"].items()) + ")" for name, e in shown.items()]
     return ["", "final programs that did not compile: " + "; ".join(parts)]

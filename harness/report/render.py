@@ -130,15 +130,17 @@ def _stop_frame(sources: Sequence[Source]) -> pd.DataFrame:
     those whose final program did not compile, by compile status."""
     rows: dict[tuple[str, str], dict[str, int]] = {}
     broken: dict[tuple[str, str], dict[str, int]] = {}
+    finals: dict[tuple[str, str], int] = {}
     for s in sources:
         for r in s.numbers.get("stop_reasons") or []:
-            key = (s.label, r["strategy"])
-            rows.setdefault(key, {})[r["stop_reason"]] = r["attempts"]
-            for status, n in (r.get("did_not_compile") or {}).items():
-                broken.setdefault(key, {})[status] = broken.get(key, {}).get(status, 0) + n
+            rows.setdefault((s.label, r["strategy"]), {})[r["stop_reason"]] = r["attempts"]
+        for strategy, entry in (s.numbers.get("not_compiled") or {}).items():
+            broken[(s.label, strategy)] = dict(entry.get("by_status") or {})
+            finals[(s.label, strategy)] = int(entry.get("finals") or 0)
     columns = ["run", "strategy", "attempts", "stop_reasons", "did_not_compile"]
-    return pd.DataFrame([{"run": run, "strategy": strategy, "attempts": sum(c.values()), "stop_reasons": _counts(c),
-                          "did_not_compile": _counts(dict(sorted(broken.get((run, strategy), {}).items())))}
+    return pd.DataFrame([{"run": run, "strategy": strategy, "attempts": finals.get((run, strategy), sum(c.values())),
+                          "stop_reasons": _counts(c),
+                          "did_not_compile": _counts(broken.get((run, strategy), {}))}
                          for (run, strategy), c in rows.items()], columns=columns)
 
 

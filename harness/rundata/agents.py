@@ -95,6 +95,21 @@ def stop_table(trials: pd.DataFrame, strategies: Sequence[str]) -> list[dict[str
     return rows
 
 
+def not_compiled(stops: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per strategy, from `stop_table`'s rows: its complete attempts (`finals`), those
+    whose final program did not compile (`total`) and by compile status (`by_status`)."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in stops:
+        entry = out.setdefault(row["strategy"], {"finals": 0, "total": 0, "by_status": {}})
+        entry["finals"] += int(row["attempts"])
+        for status, n in (row.get("did_not_compile") or {}).items():
+            entry["total"] += int(n)
+            entry["by_status"][status] = entry["by_status"].get(status, 0) + int(n)
+    for entry in out.values():
+        entry["by_status"] = dict(sorted(entry["by_status"].items()))
+    return out
+
+
 def conversation(events: Sequence[Any]) -> dict[str, Any] | None:
     """A trial's agent turns as a conversation, or None when it has none: {"system",
     "task" (the first message sent), "turns": [{turn, text, input_tokens, output_tokens,

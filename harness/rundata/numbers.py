@@ -40,6 +40,8 @@ with the same meaning; fields may be added, never renamed or removed)::
     stop_reasons: [{strategy, stop_reason, attempts, did_not_compile: {compile status: attempts}}]:
         complete attempts by their final trial's stop reason, and those whose final program
         did not compile (compile_error, compile_timeout, compile_memory),
+    not_compiled: {strategy: {finals, total, by_status: {compile status: attempts}}}: per
+        strategy, its complete attempts and those whose final program did not compile,
     by_kind: {kind: {tasks, <strategy>: {pass@1, pass@1_ci95}}} (only when the run mixes
         task kinds: function, io),
     languages: {language: tasks} (the languages of the tasks the run has records of: python,
@@ -457,7 +459,8 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         "resources": _rows(spend.reset_index()),
         "per_task": _per_task(f, pairs, wrong_tasks, lead_pairs),
         "agents": agents.agent_table(f.trials, f.strategies),
-        "stop_reasons": agents.stop_table(f.trials, f.strategies),
+        "stop_reasons": (stops := agents.stop_table(f.trials, f.strategies)),
+        "not_compiled": agents.not_compiled(stops),
         "model": _model(f.trials),
     }
     points, axis = metrics.cost_points(f.shared_attempts, f.strategies)
