@@ -177,13 +177,18 @@ class Evaluator:
         request = RunRequest(program, cases, timeout_s or self.timeout_s, entry_point=task.entry_point or None,
                              compare=task.compare, compare_mode=self.compare_mode, domain=domain,
                              blind=domain in BLIND_DOMAINS, language=task.language)
-        compiled = self.sandbox.compile(request) if hasattr(self.sandbox, "compile") else None
+        compiled = self._compile(request)
         outcomes = self.sandbox.run(request)
         records = _to_records(outcomes)
         failures = tuple(IoFailure(t.input, t.output, o.output, o.status, o.detail)
                          for t, o in zip(tests, outcomes) if o.status != "passed") if io else ()
         passed = all(r.status == "passed" for r in records)
         return Evaluation(records, passed, time.perf_counter() - start, failures, compiled)
+
+    def _compile(self, request: RunRequest):
+        """How the request's program compiled (once, before its tests), where the sandbox
+        compiles programs (another language's); None for one that does not."""
+        return self.sandbox.compile(request) if hasattr(self.sandbox, "compile") else None
 
     def run_runner(self, program: str, tests: Sequence, task: Task, timeout_s: float | None,
                    domain: str) -> Evaluation:
@@ -198,7 +203,7 @@ class Evaluator:
         request = RunRequest(program, [RunnerCase(t.test) for t in tests], timeout_s or self.timeout_s,
                              domain=domain, blind=domain in BLIND_DOMAINS, language=task.language,
                              suite=TestSuite(suite.program_path, suite.files))
-        compiled = self.sandbox.compile(request) if hasattr(self.sandbox, "compile") else None
+        compiled = self._compile(request)
         outcomes = self.sandbox.run(request)
         records = _to_records(outcomes)
         return Evaluation(records, all(r.status == "passed" for r in records), time.perf_counter() - start,
