@@ -252,10 +252,10 @@ class RunConfig:
             raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {self.executor!r}")
         if self.executor == "ray" and not _installed("ray"):
             raise ConfigError(f"executor 'ray' needs Ray, which is not installed: {RAY_INSTALL_HINT}")
-        from sandbox.registry import backend_names
+        from harness.registry import REGISTRY
 
-        if self.sandbox not in backend_names():
-            raise ConfigError(f"sandbox must be one of {', '.join(backend_names())}, got {self.sandbox!r}")
+        if self.sandbox not in REGISTRY.names("sandboxes"):
+            raise ConfigError(f"sandbox must be one of {', '.join(REGISTRY.names('sandboxes'))}, got {self.sandbox!r}")
         if self.tool_protocol not in TOOL_PROTOCOLS:
             raise ConfigError(f"tool_protocol must be one of {', '.join(TOOL_PROTOCOLS)}, got {self.tool_protocol!r}")
         # The model's backend declares whether it is a remote API (read from its class,

@@ -14,6 +14,8 @@ from typing import Any, Mapping
 
 import jinja2
 
+from harness.kinds.languages import other_languages
+
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 # The templates of the core's roles and the task kinds; a strategy's own templates sit in
 # the same folder (or in its package's folder, `Strategy.template_folder`) and declare
@@ -82,7 +84,7 @@ _EXERCISE = {"language": "Rust", "language_name": "rust", "fence": "rust", "stub
 RUNNER_TEMPLATE_NAMES = ("actor_system_runner", "actor_task_runner", "actor_retry_runner", "testgen_system_runner",
                          "testgen_runner", "reflection_system_runner", "reflection_runner")
 VARIABLES.update({name: {**VARIABLES[name[: -len("_runner")]], **_EXERCISE} for name in RUNNER_TEMPLATE_NAMES})
-VARIABLES.update({f"runner_tests_{language}": _EXERCISE for language in ("rust", "go", "cpp", "javascript")})
+VARIABLES.update({f"runner_tests_{language}": _EXERCISE for language in other_languages()})
 
 
 class PromptSetError(ValueError):

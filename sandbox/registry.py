@@ -11,7 +11,7 @@ from importlib import metadata
 from sandbox.base import PYTHON, RunRequest, Sandbox, SandboxConfig, SandboxUnavailable
 
 # name -> "module:factory"; a factory takes a SandboxConfig and returns a Sandbox.
-_BACKENDS: dict[str, str] = {
+BUILTIN_BACKENDS: dict[str, str] = {
     "docker": "sandbox.docker_backend:DockerSandbox",
     "process": "sandbox.process_backend:ProcessSandbox",
 }
@@ -21,7 +21,7 @@ ENTRY_POINT_GROUP = "reflexion_harness.sandboxes"
 
 
 def _backends() -> dict[str, str]:
-    found = dict(_BACKENDS)
+    found = dict(BUILTIN_BACKENDS)
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.name in found and found[ep.name] != ep.value:
             raise ValueError(f"sandbox {ep.name!r} is defined twice: {found[ep.name]} and the entry point {ep.value}")

@@ -36,6 +36,8 @@ PLUGIN = textwrap.dedent('''
 
 
     class DoubleTasks:
+        usage = "double[:<n>]"
+
         def load(self, arg):
             n = int(arg or 2)
             tasks = tuple(Task(task_id=f"double/{i}", prompt=f"def double{i}(x):\\n    \\"\\"\\"Return 2 * x.\\"\\"\\"\\n",
@@ -73,7 +75,9 @@ def test_a_plug_in_package_adds_a_strategy_a_task_source_and_a_sandbox(tmp_path:
     env = {**base, "PYTHONPATH": os.pathsep.join(p for p in [str(site), base.get("PYTHONPATH", "")] if p)}
     listed = run_harness("run", "--help", cwd=tmp_path, env=env)
     # (argparse may wrap the help at a hyphen: "second-\nthoughts")
-    assert "second-thoughts: two answers, the second submitted" in re.sub(r"-\s+", "-", " ".join(listed.stdout.split()))
+    help_text = re.sub(r"-\s+", "-", " ".join(listed.stdout.split()))
+    assert "second-thoughts: two answers, the second submitted" in help_text
+    assert "double[:<n>]" in help_text and "plugin-process" in help_text  # --tasks and --sandbox from the registry
     proc = run_harness("run", "--strategy", "second-thoughts,baseline", "--tasks", "double:2",
                        "--model", f"scripted:{script}", "--sandbox", "plugin-process", "--no-cache",
                        "--out", str(tmp_path / "results"), "--memory-dir", str(tmp_path / "mem"),

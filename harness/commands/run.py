@@ -12,6 +12,9 @@ from typing import Any, Callable
 
 from harness.cli import UsageError, terminal_safe
 from harness.config import ConfigError, RunConfig
+from harness.models.registry import DEFAULT_REGISTRY, is_remote_api
+from harness.registry import REGISTRY
+from harness.tasks.registry import known_forms
 
 # Settings a resumed run may change: how it runs, not what it measures (a budget: how far
 # it goes).
@@ -62,11 +65,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     a = p.add_argument
     a("--config", type=Path, metavar="FILE", help="TOML file of settings (top level or a [run] table)")
-    a("--tasks", metavar="SPEC", help=f"task set: builtin, humaneval, mbpp[:full][:with-example], hf:<dataset>[:<config>][:<split>], jsonl:<path> or a path (default {d.tasks})")
+    a("--tasks", metavar="SPEC", help=f"task set: {'; '.join(known_forms())} (default {d.tasks})")
     a("--strategy", metavar="NAME[,NAME...]", help=f"{strategy_help()} (default {d.strategy})")
     a("--strategy-option", action="append", metavar="NAME.KEY=VALUE", dest="strategy_options",
       help="a strategy's own setting, e.g. lats.width=3 (repeatable; see docs/strategies.md)")
-    a("--model", metavar="SPEC", help=f"local[:<gguf>], anthropic:<model>, openai:<model>@<base-url>, scripted:<file> (default {d.model})")
+    a("--model", metavar="SPEC", help=f"{', '.join(DEFAULT_REGISTRY.usages())} (default {d.model})")
     a("--trials", type=int, metavar="N", help=f"max trials per attempt (default {d.trials})")
     a("--samples", type=int, metavar="N", help=f"independent attempts per task and strategy (default {d.samples})")
     a("--k", metavar="LIST", help="pass@k values to report, e.g. 1,5; each k <= samples (default 1)")
@@ -79,7 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--reproducible", action="store_const", const=True, help="local model: one slot and no prompt reuse, so every answer depends on its request alone (bitwise the same run to run, without the cache; slower)")
     a("--executor", choices=["local", "ray"], help="local: a thread pool in this process (default); ray: units run across a Ray cluster's nodes (pip install 'reflexion-harness[ray]')")
     a("--ray-address", metavar="ADDR", help="with --executor ray: the cluster to join, e.g. 10.0.0.5:6379 or auto (default: RAY_ADDRESS, else a local Ray instance)")
-    a("--sandbox", metavar="NAME", help="docker (default), process (UNSAFE: model code runs on this host without isolation), or a plug-in's sandbox")
+    a("--sandbox", metavar="NAME", help=f"one of {', '.join(REGISTRY.names('sandboxes'))} (default {d.sandbox}; process is UNSAFE: model code runs on this host without isolation)")
     a("--sandbox-workers", type=int, metavar="N", help="tests graded at once; containers per sandbox domain (default: CPU cores)")
     a("--allow-process-sandbox-with-api", action="store_const", const=True,
       help="accept --sandbox process with an anthropic: or openai: model (model code could read your API keys)")
@@ -401,7 +404,7 @@ def _check_model(config: RunConfig, model: Any, workbench: Any, *, resuming: boo
 
     if model is not None and not needs_check(model):
         return None
-    if model is None and config.model.split(":", 1)[0] not in ("anthropic", "openai"):
+    if model is None and not is_remote_api(config.model):
         return None
     probe_config = config.replace(cache=False, max_retries=min(config.max_retries, CHECK_RETRIES))
     try:

@@ -4,14 +4,15 @@ from __future__ import annotations
 import argparse
 
 from harness.cli import UsageError, terminal_safe
-from harness.tasks import KNOWN_FORMS, IoTest, Task, TaskError, TaskSet, load_tasks
+from harness.registry import REGISTRY
+from harness.tasks import known_forms, IoTest, Task, TaskError, TaskSet, load_tasks
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "tasks",
         help="list a task set, or show one task with its hidden tests",
-        description="Task set specs: " + ", ".join(KNOWN_FORMS) + ".",
+        description="Task set specs: " + ", ".join(known_forms()) + ".",
     )
     actions = p.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
     ls = actions.add_parser("list", help="one line per task: id, tags, number of hidden tests")
@@ -31,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("spec", metavar="SPEC")
     check.add_argument("--limit", type=int, metavar="N", help="only the first N tasks")
     check.add_argument("--task-ids", metavar="ID,...", help="only these tasks")
-    check.add_argument("--sandbox", choices=["docker", "process"], default="docker",
+    check.add_argument("--sandbox", choices=REGISTRY.names("sandboxes"), default="docker",
                        help="docker (default) or process: UNSAFE, the references run on this host without isolation")
     check.add_argument("--sandbox-workers", type=int, metavar="N", default=None, help="gradings at once (default: CPU cores)")
     check.add_argument("--test-timeout", dest="test_timeout_s", type=float, default=5.0, metavar="SEC",

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from harness.cli import UsageError
+from harness.registry import REGISTRY
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--check-self-tests", action="store_true",
                    help="first run each attempt's self-tests against the task's reference solution in the "
                         "sandbox, to mark wrong self-tests (writes self_tests.jsonl into each run folder)")
-    p.add_argument("--sandbox", choices=["docker", "process"], default="docker",
+    p.add_argument("--sandbox", choices=REGISTRY.names("sandboxes"), default="docker",
                    help="sandbox for --check-self-tests (default docker; process is unsafe: no isolation)")
     p.set_defaults(func=view_command)
 

@@ -1,41 +1,33 @@
-"""Task kinds: one module each (function, io), found by name.
+"""Task kinds: one module each (function, io, runner), found by the one registry
+(harness/registry.py, point `kinds`: every TaskKind subclass of this package's modules,
+and plug-ins' through the entry point group `reflexion_harness.kinds`).
 
 `kind_of(name)` is the only way code outside this package reaches a kind; a new kind
 is a module here defining one TaskKind subclass.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from functools import lru_cache
+import threading
 
 from harness.kinds.base import TaskKind, WrittenTests
+from harness.registry import REGISTRY, RegistryError
 
 __all__ = ["TaskKind", "WrittenTests", "kind_of", "kind_names"]
 
-
-@lru_cache(maxsize=1)
-def _kinds() -> dict[str, TaskKind]:
-    found: dict[str, TaskKind] = {}
-    for info in pkgutil.iter_modules(__path__):
-        if info.name.startswith("_") or info.name == "base":
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, TaskKind) and value is not TaskKind \
-                    and value.__module__ == module.__name__:
-                if value.name in found:
-                    raise RuntimeError(f"task kind {value.name!r} defined twice ({module.__name__})")
-                found[value.name] = value()
-    return found
+_INSTANCES: dict[type, TaskKind] = {}  # one instance per kind class: kinds hold no state of a run
+_LOCK = threading.Lock()
 
 
 def kind_names() -> tuple[str, ...]:
-    return tuple(sorted(_kinds()))
+    return REGISTRY.names("kinds")
 
 
 def kind_of(name: str) -> TaskKind:
     try:
-        return _kinds()[name]
-    except KeyError:
-        raise ValueError(f"unknown task kind {name!r}; known: {', '.join(kind_names())}") from None
+        cls = REGISTRY.get("kinds", name)
+    except RegistryError as exc:
+        raise ValueError(str(exc)) from None
+    with _LOCK:
+        if cls not in _INSTANCES:
+            _INSTANCES[cls] = cls()
+        return _INSTANCES[cls]

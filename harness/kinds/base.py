@@ -96,6 +96,7 @@ class TaskKind(ABC):
     # (whole, stdin in, stdout out) or "file" (an exercise's solution file, whole)
     answer_form: ClassVar[str] = "function"
     any_language: ClassVar[bool] = False  # the kind handles every language itself (no language twin wraps it)
+    in_task_files: ClassVar[bool] = True  # a task file's row may name it (its tests are data in the row)
 
     def template(self, role: str) -> str:
         return role + self.suffix

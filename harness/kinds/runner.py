@@ -32,6 +32,7 @@ def _language(task: "Task"):
 
 class RunnerKind(TaskKind):
     name = "runner"
+    in_task_files = False  # an exercise's tests are its own files (exercism:<folder>)
     suffix = "_runner"
     description = "an exercise graded by its own test file, run with the language's test runner"
     answer_form = "file"

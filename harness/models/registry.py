@@ -23,7 +23,7 @@ import importlib.util
 import threading
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Mapping, Union
+from typing import Callable, Mapping, Union
 
 from harness.models.base import ChatModel, ModelConfigError, ModelSettings
 
@@ -31,12 +31,13 @@ ENTRY_POINT_GROUP = "reflexion_harness.models"
 
 Target = Union[str, type]  # "package.module:Class", or the class itself
 
-BUILTIN_BACKENDS: dict[str, str] = {
-    "anthropic": "harness.models.anthropic_backend:AnthropicModel",
-    "openai": "harness.models.openai_backend:OpenAIModel",
-    "local": "harness.models.local_backend:LocalModel",
-    "scripted": "harness.models.scripted:ScriptedModel",
-}
+def builtin_backends() -> dict[str, Target]:
+    """prefix -> backend class: the backends of this package's modules (each ChatModel
+    subclass that declares its `usage`), as the one registry (harness/registry.py) finds them."""
+    from harness.registry import REGISTRY
+
+    return {name: member.target for name, member in REGISTRY.members("models").items()
+            if not member.origin.startswith("entry point")}
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,16 @@ class ModelRegistry:
     """Prefix -> backend class. `entry_points=True` adds the installed packages'
     backends (group `reflexion_harness.models`) the first time the registry is read."""
 
-    def __init__(self, backends: Mapping[str, Target] | None = None, *, entry_points: bool = False) -> None:
+    def __init__(self, backends: Mapping[str, Target] | Callable[[], Mapping[str, Target]] | None = None, *,
+                 entry_points: bool = False) -> None:
         self._entries: dict[str, _Entry] = {}
         self._classes: dict[str, type[ChatModel]] = {}
         self._lock = threading.RLock()
         self._entry_points_pending = entry_points
-        for prefix, target in (backends or {}).items():
+        # A callable is asked when the registry is first read (the default registry's
+        # built-ins: found by importing this package's modules, which import this one).
+        self._builtins_pending = backends if callable(backends) else None
+        for prefix, target in ({} if callable(backends) else backends or {}).items():
             self.register(prefix, target, origin="harness")
 
     def register(self, prefix: str, target: Target, *, origin: str = "") -> None:
@@ -65,6 +70,7 @@ class ModelRegistry:
             raise ValueError(f"model backend {prefix!r}: target {target!r} is not 'package.module:Class'")
         if not isinstance(target, str) and not (isinstance(target, type) and issubclass(target, ChatModel)):
             raise ValueError(f"model backend {prefix!r}: {target!r} is not a ChatModel subclass")
+        self._take_builtins()  # a prefix a built-in has is refused now, not when the registry is first read
         with self._lock:
             known = self._entries.get(prefix)
             if known is not None:
@@ -134,8 +140,15 @@ class ModelRegistry:
         return cls.open(arg, settings)
 
     # -- plug-ins
+    def _take_builtins(self) -> None:
+        with self._lock:
+            builtins, self._builtins_pending = self._builtins_pending, None
+            for prefix, target in (builtins() if builtins is not None else {}).items():
+                self.register(prefix, target, origin="harness")
+
     def _load_entry_points(self) -> None:
         with self._lock:
+            self._take_builtins()
             if not self._entry_points_pending:
                 return
             self._entry_points_pending = False
@@ -177,7 +190,7 @@ def _name(target: Target) -> str:
     return target if isinstance(target, str) else f"{target.__module__}:{target.__qualname__}"
 
 
-DEFAULT_REGISTRY = ModelRegistry(BUILTIN_BACKENDS, entry_points=True)
+DEFAULT_REGISTRY = ModelRegistry(builtin_backends, entry_points=True)
 
 
 def register_backend(prefix: str, target: Target) -> None:

@@ -111,6 +111,9 @@ def _apps_task(reader: RowReader, number: int) -> Task:
 
 
 class AppsSource:
+    prefix = "apps"
+    usage = "apps[:<folder>][:test|train][:difficulty=..]"
+
     def load(self, arg: str) -> TaskSet:
         options = SourceOptions.parse("apps", arg, allowed=OPTIONS, is_word=lambda w: w in SPLITS)
         split = options.split("apps", arg, SPLITS)

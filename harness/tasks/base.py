@@ -6,7 +6,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Protocol, Union
 
-KINDS = ("function", "io")
 # How an io test's output is compared (sandbox/worker/io_compare.py has each rule): the
 # rule names the source, whose float tolerance the strict comparison uses, and whose own
 # grader's rule the run setting io_compare = "source" applies.

@@ -167,6 +167,9 @@ def read_parquet(file: Path, budget: Budget | None = None):
 
 
 class CodeContestsSource:
+    prefix = "codecontests"
+    usage = "codecontests[:<folder>][:test|valid|train][:difficulty=..][:platform=..][:with-example]"
+
     def load(self, arg: str) -> TaskSet:
         options = SourceOptions.parse("codecontests", arg, allowed=OPTIONS, is_word=lambda w: w in SPLITS)
         split = options.split("codecontests", arg, SPLITS)

@@ -182,6 +182,9 @@ def _practice_folders(root: Path, language: str | None) -> list[tuple[str, Path]
 class ExercismSource:
     """`exercism:<folder>[:<language>]`."""
 
+    prefix = "exercism"
+    usage = "exercism:<folder>[:{languages}]  (a polyglot-benchmark checkout, or one language's exercises/practice)"
+
     def load(self, arg: str) -> TaskSet:
         folder, _, language = arg.rpartition(":") if ":" in arg else (arg, "", "")
         if not folder:

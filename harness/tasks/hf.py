@@ -210,6 +210,9 @@ def load_hf(
 
 
 class HfSource:
+    prefix = "hf"
+    usage = "hf:<dataset>[:<config>][:<split>]"
+
     def load(self, arg: str) -> TaskSet:
         spec = HfSpec.parse(arg)
         split = spec.split or DEFAULT_SPLIT
@@ -224,6 +227,9 @@ class MbppSource:
     test assert in the prompt, as the original benchmark does; without it the prompt
     is the signature and the description only.
     """
+
+    prefix = "mbpp"
+    usage = "mbpp[:sanitized|:full][:with-example]"
 
     def load(self, arg: str) -> TaskSet:
         parts = [p for p in arg.split(":") if p] if arg else []

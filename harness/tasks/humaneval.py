@@ -6,6 +6,9 @@ from harness.tasks.base import TaskError, TaskSet
 
 
 class HumanEvalSource:
+    prefix = "humaneval"
+    usage = "humaneval"
+
     def load(self, arg: str) -> TaskSet:
         if arg:
             raise TaskError(f"humaneval takes no argument (got 'humaneval:{arg}'); for HumanEval+ use hf:evalplus/humanevalplus")

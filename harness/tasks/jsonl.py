@@ -17,7 +17,7 @@ from typing import Any
 from harness.parsing import UNPARSEABLE, parse
 from harness.tasks.adapters import with_check_call
 from harness.tasks.base import (
-    COMPARE_RULES, KINDS, IoTest, JsonError, Task, TaskError, TaskSet, decode_line, parse_json, text_problems,
+    COMPARE_RULES, IoTest, JsonError, Task, TaskError, TaskSet, decode_line, parse_json, text_problems,
 )
 from harness.tasks.rows import default_limits, size_text
 
@@ -28,7 +28,20 @@ SCHEMA_DOC = "tasks/README.md"
 WITH_EXAMPLE = "with-example"
 BUILTIN_FILE = Path(__file__).resolve().parents[2] / "tasks" / "builtin.jsonl"
 # The builtin tasks of other languages: tasks/builtin-<language>.jsonl, `builtin:<language>`.
-BUILTIN_LANGUAGES = ("rust", "go", "cpp", "javascript")
+
+
+def row_kinds() -> tuple[str, ...]:
+    """The task kinds a task file's row may name (those whose tests are data in the row)."""
+    from harness.kinds import kind_names, kind_of
+
+    return tuple(name for name in kind_names() if kind_of(name).in_task_files)
+
+
+def builtin_languages() -> tuple[str, ...]:
+    """The languages besides Python the project's own set has a file of (builtin-<language>.jsonl)."""
+    from harness.kinds.languages import other_languages
+
+    return tuple(name for name in other_languages() if BUILTIN_FILE.with_name(f"builtin-{name}.jsonl").is_file())
 POLYGLOT = "polyglot"  # builtin:polyglot: all of them
 _MAX_LISTED = 20  # problems quoted in one error; the count says how many more
 
@@ -94,8 +107,8 @@ class _LineChecker:
             return None
         before = len(self.problems)
         kind = record.get("kind", "function")
-        if kind not in KINDS:
-            self.fail("kind", f"expected one of {', '.join(KINDS)}, got {json.dumps(kind)[:60]}")
+        if kind not in row_kinds():
+            self.fail("kind", f"expected one of {', '.join(row_kinds())}, got {json.dumps(kind)[:60]}")
             return None
         required = IO_REQUIRED_FIELDS if kind == "io" else REQUIRED_FIELDS
         for field in required:
@@ -396,6 +409,9 @@ def read_task_files(path: Path) -> tuple[Task, ...]:
 class JsonlSource:
     """`jsonl:<path>` or a bare path: one .jsonl file or a folder of them."""
 
+    prefix = "jsonl"
+    usage = "jsonl:<path>  (or a path to a .jsonl file or a folder of them)"
+
     def load(self, arg: str) -> TaskSet:
         if not arg.strip():
             raise TaskError("jsonl: needs a path, e.g. jsonl:tasks/mine.jsonl or jsonl:tasks/my-folder")
@@ -406,6 +422,9 @@ class JsonlSource:
 class BuiltinSource:
     """`builtin` (the project's own problems in tasks/builtin.jsonl) or `builtin:<tag>`."""
 
+    prefix = "builtin"
+    usage = "builtin[:{languages}|polyglot][:<tag>]"
+
     def load(self, arg: str) -> TaskSet:
         if not BUILTIN_FILE.is_file():
             raise TaskError(
@@ -414,10 +433,10 @@ class BuiltinSource:
             )
         parts = [p for p in arg.split(":") if p]
         # builtin:rust (tasks/builtin-rust.jsonl), builtin:polyglot (every other language's)
-        languages = [p for p in parts if p in BUILTIN_LANGUAGES or p == POLYGLOT]
+        languages = [p for p in parts if p in builtin_languages() or p == POLYGLOT]
         parts = [p for p in parts if p not in languages]
         if languages:
-            chosen_languages = BUILTIN_LANGUAGES if POLYGLOT in languages else tuple(dict.fromkeys(languages))
+            chosen_languages = builtin_languages() if POLYGLOT in languages else tuple(dict.fromkeys(languages))
             tasks = tuple(task for language in chosen_languages
                           for task in read_task_files(BUILTIN_FILE.with_name(f"builtin-{language}.jsonl")))
         else:

@@ -212,6 +212,9 @@ def _json(text: str, what: str) -> Any:
 
 
 class LiveCodeBenchSource:
+    prefix = "livecodebench"
+    usage = "livecodebench[:<folder>][:release_vN][:after=YYYY-MM-DD][:before=YYYY-MM-DD][:difficulty=..][:platform=..][:with-example]"
+
     def load(self, arg: str) -> TaskSet:
         options = SourceOptions.parse(
             "livecodebench", arg, allowed=OPTIONS,

@@ -20,13 +20,12 @@ import json
 import re
 from pathlib import Path
 
-from harness.kinds.languages import canonical
+from harness.kinds.languages import canonical, other_languages
 from harness.kinds.languages.base import CallSpec, CallTest
 from harness.kinds.languages.literals import LiteralError, parse_assert
 from harness.tasks.base import JsonError, Task, TaskError, TaskSet, decode_line, parse_json
 
 _CANDIDATE = re.compile(r"\bcandidate\s*:?=\s*([A-Za-z_][A-Za-z0-9_]*)")
-_SUPPORTED = ("rust", "go", "cpp", "javascript")
 
 
 def _entry_point(row: dict) -> str:
@@ -91,6 +90,9 @@ def _rows(path: Path) -> list[dict]:
 class MultiplESource:
     """`multipl-e:<folder>:<dataset>` (the folder holds `<dataset>.jsonl`)."""
 
+    prefix = "multipl-e"
+    usage = "multipl-e:<folder>:<dataset>  (e.g. multipl-e:data:humaneval-rs)"
+
     def load(self, arg: str) -> TaskSet:
         folder, _, dataset = arg.rpartition(":")
         if not folder or not dataset:
@@ -115,9 +117,9 @@ class MultiplESource:
                 language = canonical(str(row.get("language") or dataset.rsplit("-", 1)[-1]))
             except ValueError as exc:
                 raise TaskError(f"{where}: field 'language': {exc}") from None
-            if language not in _SUPPORTED:
+            if language not in other_languages():
                 raise TaskError(f"{where}: MultiPL-E rows in {language} are not supported; "
-                                f"the harness runs {', '.join(_SUPPORTED)} from MultiPL-E (and Python from humaneval)")
+                                f"the harness runs {', '.join(other_languages())} from MultiPL-E (and Python from humaneval)")
             entry_point = _entry_point(row)
             try:
                 calls = _calls(row["tests"], entry_point)

@@ -5,65 +5,51 @@ refused."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from harness.registry import REGISTRY, RegistryError
 from harness.tasks.base import TaskError, TaskSet, TaskSource, require_clean_text, require_hidden_tests
 
-# prefix -> "module:class"; the class's `load(arg)` gets the spec after "<prefix>:".
-_SOURCES: dict[str, str] = {
-    "builtin": "harness.tasks.jsonl:BuiltinSource",
-    "humaneval": "harness.tasks.humaneval:HumanEvalSource",
-    "mbpp": "harness.tasks.hf:MbppSource",
-    "hf": "harness.tasks.hf:HfSource",
-    "jsonl": "harness.tasks.jsonl:JsonlSource",
-    "livecodebench": "harness.tasks.livecodebench:LiveCodeBenchSource",
-    "codecontests": "harness.tasks.codecontests:CodeContestsSource",
-    "apps": "harness.tasks.apps:AppsSource",
-    "multipl-e": "harness.tasks.multiple:MultiplESource",
-    "exercism": "harness.tasks.exercism:ExercismSource",
-}
-KNOWN_FORMS = (
-    "builtin[:rust|go|cpp|javascript|polyglot][:<tag>]",
-    "multipl-e:<folder>:<dataset>  (e.g. multipl-e:data:humaneval-rs)",
-    "exercism:<folder>[:rust|go|cpp|javascript]  (a polyglot-benchmark checkout, or one language's exercises/practice)",
-    "humaneval",
-    "mbpp[:sanitized|:full][:with-example]",
-    "hf:<dataset>[:<config>][:<split>]",
-    "jsonl:<path>",
-    "livecodebench[:<folder>][:release_vN][:after=YYYY-MM-DD][:before=YYYY-MM-DD][:difficulty=..][:platform=..][:with-example]",
-    "codecontests[:<folder>][:test|valid|train][:difficulty=..][:platform=..][:with-example]",
-    "apps[:<folder>][:test|train][:difficulty=..]",
-    "<path to a .jsonl file or a folder of them>",
-)
 # The default task set of a run: the project's own problems, no network needed. The
 # `quick` subset keeps the no-flag run (embedded 0.5B model, 2 cores, 2 strategies,
 # up to 3 trials) under 15 minutes: measured ~50 s a task.
 DEFAULT_TASKS = "builtin:quick"
 
 
-ENTRY_POINT_GROUP = "reflexion_harness.tasks"
+ENTRY_POINT_GROUP = "reflexion_harness.tasks"  # what the one registry reads for plug-ins' sources
 
 
-def sources() -> dict[str, str]:
-    """prefix -> "module:class": the built-in sources and those of installed plug-ins."""
-    found = dict(_SOURCES)
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in found and found[ep.name] != ep.value:
-            raise TaskError(f"task source {ep.name!r} is defined twice: {found[ep.name]} and the entry point "
-                            f"{ep.value}")
-        found[ep.name] = ep.value
-    return found
-
-
-def _source(prefix: str, known: dict[str, str] | None = None) -> TaskSource:
-    module_name, _, attr = (known or sources())[prefix].partition(":")
+def sources() -> dict[str, Any]:
+    """prefix -> source class (or its "module:Class" for a plug-in not yet imported): the
+    built-in sources and those of installed plug-ins, from the one registry."""
     try:
-        return getattr(importlib.import_module(module_name), attr)()
-    except (ImportError, AttributeError) as exc:
-        raise TaskError(f"the task source {prefix!r} ({module_name}:{attr}) cannot be loaded: {exc}") from None
+        return {name: member.target for name, member in REGISTRY.members("tasks").items()}
+    except RegistryError as exc:
+        raise TaskError(str(exc)) from None
+
+
+def known_forms() -> tuple[str, ...]:
+    """Every spec form a task set can be named by (`harness tasks --help`, `run --help`)."""
+    from harness.kinds.languages import other_languages
+
+    forms = []
+    default = DEFAULT_TASKS.partition(":")[0]
+    for prefix in sorted(sources(), key=lambda prefix: (prefix != default, prefix)):  # the default's first
+        usage = getattr(_source_class(prefix), "usage", f"{prefix}:...")
+        forms.append(usage.replace("{languages}", "|".join(other_languages())))
+    return tuple(forms)
+
+
+def _source_class(prefix: str) -> Any:
+    try:
+        return REGISTRY.get("tasks", prefix)
+    except RegistryError as exc:
+        raise TaskError(str(exc)) from None
+
+
+def _source(prefix: str) -> TaskSource:
+    return _source_class(prefix)()
 
 
 def _is_path(spec: str) -> bool:
@@ -84,13 +70,12 @@ def load_tasks(spec: str) -> TaskSet:
     """The task set a spec names; raises TaskError (what, where, what to do)."""
     spec = spec.strip()
     prefix, _, arg = spec.partition(":")
-    known = sources()
-    if prefix in known:
-        task_set = _source(prefix, known).load(arg)
+    if prefix in sources():
+        task_set = _source(prefix).load(arg)
     elif spec and _is_path(spec):
         task_set = _source("jsonl").load(spec)
     else:
-        raise TaskError(f"unknown task set {spec!r}; known forms: {', '.join(KNOWN_FORMS)}")
+        raise TaskError(f"unknown task set {spec!r}; known forms: {', '.join(known_forms())}")
     for number, task in enumerate(task_set.tasks, start=1):  # whatever the source: no task without hidden
         require_hidden_tests(task, f"task set {spec!r}")  # tests, none the harness could not write or show
         _kind(task, spec).validate(task, f"task set {spec!r}")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.models import Message, ModelConfigError, ModelRegistry, ModelSettings
-from harness.models.registry import BUILTIN_BACKENDS
+from harness.models.registry import builtin_backends
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -70,7 +70,7 @@ def on_path(tmp_path: Path, monkeypatch):
 
 def test_a_plugin_backend_is_found_and_opened(on_path):
     on_path({"echo": "echo_plugin.backend:EchoModel"})
-    registry = ModelRegistry(BUILTIN_BACKENDS, entry_points=True)
+    registry = ModelRegistry(builtin_backends(), entry_points=True)
     assert "echo" in registry.prefixes() and "echo:<word>" in registry.usages()
     model = registry.open("echo:hello", ModelSettings())
     assert model.complete([Message("user", "hi")]).text == "echo hi"
@@ -79,7 +79,7 @@ def test_a_plugin_backend_is_found_and_opened(on_path):
 
 def test_a_plugin_taking_a_builtin_prefix_is_refused_naming_both(on_path):
     on_path({"openai": "echo_plugin.backend:EchoModel"})
-    registry = ModelRegistry(BUILTIN_BACKENDS, entry_points=True)
+    registry = ModelRegistry(builtin_backends(), entry_points=True)
     with pytest.raises(ModelConfigError, match=r"'openai' is already registered by harness.models.openai_backend"
                                                r".*echo_plugin.backend:EchoModel .*echo-plugin 0.1"):
         registry.open("openai:m@http://127.0.0.1:1/v1", ModelSettings())
@@ -87,7 +87,7 @@ def test_a_plugin_taking_a_builtin_prefix_is_refused_naming_both(on_path):
 
 def test_a_plugin_whose_dependency_is_missing_says_what_to_install(on_path):
     on_path({"needy": "echo_plugin.backend:EchoModel"}, module="import no_such_sdk_for_tests\n")
-    registry = ModelRegistry(BUILTIN_BACKENDS, entry_points=True)
+    registry = ModelRegistry(builtin_backends(), entry_points=True)
     with pytest.raises(ModelConfigError, match=r"'needy' .*echo-plugin.*cannot be imported.*pip install no_such_sdk_for_tests"):
         registry.open("needy:x", ModelSettings())
 

@@ -19,7 +19,7 @@ from harness.models import (
     ScriptedModel,
     open_model,
 )
-from harness.models.registry import BUILTIN_BACKENDS
+from harness.models.registry import builtin_backends
 from tests.helpers import skip_or_fail
 
 
@@ -92,7 +92,7 @@ def test_a_backend_whose_module_cannot_be_imported_says_so():
 
 
 def test_duplicate_registration_is_refused():
-    registry = ModelRegistry(BUILTIN_BACKENDS)
+    registry = ModelRegistry(builtin_backends())
     with pytest.raises(ValueError, match="already registered by harness.models.openai_backend:OpenAIModel"):
         registry.register("openai", "somewhere:Else")
     with pytest.raises(ValueError, match="not a ChatModel subclass"):
@@ -129,7 +129,7 @@ class _MaybeEcho(_Echo):
 
 def test_remote_api_is_read_from_the_class_without_opening(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY")  # opening would fail: the registry does not open
-    registry = ModelRegistry(BUILTIN_BACKENDS)
+    registry = ModelRegistry(builtin_backends())
     assert registry.remote_api("anthropic:claude-x") is True
     assert registry.remote_api("openai:m@http://127.0.0.1:1/v1") is True
     assert registry.remote_api("local") is False and registry.remote_api("scripted:x") is False

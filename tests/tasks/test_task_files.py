@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.tasks import KNOWN_FORMS, TaskError, load_tasks
+from harness.tasks import known_forms, TaskError, load_tasks
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -163,7 +163,7 @@ def test_empty_files_folders_and_missing_paths_are_errors(tmp_path):
 def test_an_unknown_spec_lists_the_known_forms():
     message = error_of("humaneva")
     assert message.startswith("unknown task set 'humaneva'; known forms: ")
-    for form in KNOWN_FORMS:
+    for form in known_forms():
         assert form in message
 
 

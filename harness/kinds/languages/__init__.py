@@ -1,40 +1,43 @@
 """Languages as units: one module per language (its fences, how its code is taken out of
-an answer, how its tests are read, its prompt templates, its export form), found by
-name. Python is the default and the harness's own; the others run on the sandbox's
-toolchains (sandbox/toolchains/)."""
+an answer, how its tests are read, its prompt templates, its export form, the other names
+it goes by), found by the one registry (harness/registry.py, point `languages`). Python
+is the default and the harness's own; the others run on the sandbox's toolchains
+(sandbox/toolchains/)."""
 from __future__ import annotations
 
-import importlib
-
 from harness.kinds.languages.base import Language
+from harness.registry import REGISTRY
 
 DEFAULT = "python"
-_LANGUAGES: dict[str, str] = {
-    "python": "harness.kinds.languages.python:PYTHON",
-    "rust": "harness.kinds.languages.rust:RUST",
-    "go": "harness.kinds.languages.go:GO",
-    "cpp": "harness.kinds.languages.cpp:CPP",
-    "javascript": "harness.kinds.languages.javascript:JAVASCRIPT",
-}
-# Other names a task file or a dataset uses for a language (MultiPL-E's suffixes).
-ALIASES = {"py": "python", "rs": "rust", "go_test.go": "go", "cxx": "cpp", "golang": "go", "c++": "cpp", "cc": "cpp", "js": "javascript", "node": "javascript"}
 
 
 def language_names() -> tuple[str, ...]:
-    return tuple(_LANGUAGES)
+    """Every language, Python first."""
+    names = REGISTRY.names("languages")
+    return (DEFAULT, *(name for name in names if name != DEFAULT))
+
+
+def other_languages() -> tuple[str, ...]:
+    """Every language but Python: those the sandbox's toolchains run."""
+    return language_names()[1:]
+
+
+def aliases() -> dict[str, str]:
+    """Other names -> the language's name."""
+    return {alias: language.name for language in REGISTRY.values("languages").values() for alias in language.aliases}
 
 
 def canonical(name: str) -> str:
     """A language's name as the harness writes it; ValueError naming the choices."""
-    name = ALIASES.get(name.strip().lower(), name.strip().lower())
-    if name not in _LANGUAGES:
-        raise ValueError(f"unknown language {name!r}; choose one of: {', '.join(_LANGUAGES)}")
+    name = name.strip().lower()
+    name = aliases().get(name, name)
+    if name not in language_names():
+        raise ValueError(f"unknown language {name!r}; choose one of: {', '.join(language_names())}")
     return name
 
 
 def get_language(name: str) -> Language:
-    module, _, attr = _LANGUAGES[canonical(name)].partition(":")
-    return getattr(importlib.import_module(module), attr)
+    return REGISTRY.get("languages", canonical(name))
 
 
-__all__ = ["ALIASES", "DEFAULT", "Language", "canonical", "get_language", "language_names"]
+__all__ = ["DEFAULT", "Language", "aliases", "canonical", "get_language", "language_names", "other_languages"]

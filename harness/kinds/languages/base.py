@@ -45,6 +45,7 @@ class Language:
     comment: str = "//"
     extension: str = ""
     exercise: object = None  # its Exercism exercises' layout (runner.ExerciseLayout); None: it has none
+    aliases: tuple[str, ...] = ()  # other names task files and datasets give it (MultiPL-E's suffixes)
 
     @property
     def fence(self) -> str:

@@ -45,4 +45,4 @@ CPP_EXERCISE = ExerciseLayout(_cpp, (".h", ".hpp"), merged=(".cpp", ".cc"), prob
 
 
 CPP = Language(name="cpp", display="C++", fences=("cpp", "c++", "cc", "cxx"), assert_form="assert(f(...) == ...);",
-               main_function=r"^\s*(int|signed|auto)\s+main\s*\([^)]*\)", extension="cpp", exercise=CPP_EXERCISE)
+               main_function=r"^\s*(int|signed|auto)\s+main\s*\([^)]*\)", extension="cpp", exercise=CPP_EXERCISE, aliases=("cxx", "c++", "cc"))

@@ -21,4 +21,4 @@ GO_EXERCISE = ExerciseLayout(_go, (".go",), naming=_package, companions=("*_test
 
 
 GO = Language(name="go", display="Go", fences=("go", "golang"), assert_form="assert(f(...) == ...)",
-              main_function=r"^\s*func\s+main\s*\(\s*\)", extension="go", exercise=GO_EXERCISE)
+              main_function=r"^\s*func\s+main\s*\(\s*\)", extension="go", exercise=GO_EXERCISE, aliases=("go_test.go", "golang"))

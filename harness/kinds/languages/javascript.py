@@ -65,4 +65,4 @@ JAVASCRIPT_EXERCISE = ExerciseLayout(_javascript, (".js",), naming=_js_module)
 
 
 JAVASCRIPT = Language(name="javascript", display="JavaScript", fences=("javascript", "js", "node", "jsx"),
-                      assert_form="assert.deepStrictEqual(f(...), ...);", extension="js", exercise=JAVASCRIPT_EXERCISE)
+                      assert_form="assert.deepStrictEqual(f(...), ...);", extension="js", exercise=JAVASCRIPT_EXERCISE, aliases=("js", "node"))

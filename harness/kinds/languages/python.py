@@ -2,4 +2,4 @@
 from harness.kinds.languages.base import Language
 
 PYTHON = Language(name="python", display="Python", fences=("python", "py", "python3", "py3", ""),
-                  assert_form="assert f(...) == ...", comment="#", extension="py")
+                  assert_form="assert f(...) == ...", comment="#", extension="py", aliases=("py",))

@@ -65,4 +65,4 @@ RUST_EXERCISE = ExerciseLayout(_rust, (".rs",), support=("Cargo.toml",), problem
 
 
 RUST = Language(name="rust", display="Rust", fences=("rust", "rs"), assert_form="assert_eq!(f(...), ...);",
-                main_function=r"^\s*(pub\s+)?fn\s+main\s*\(\s*\)", extension="rs", exercise=RUST_EXERCISE)
+                main_function=r"^\s*(pub\s+)?fn\s+main\s*\(\s*\)", extension="rs", exercise=RUST_EXERCISE, aliases=("rs",))
