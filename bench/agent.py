@@ -122,13 +122,13 @@ def tool_speed(run_dirs: list[Path], backend: str, limit: int) -> dict:
 
     from harness.agent.episode import OPTIONS, EpisodeSettings, prompt_values
     from harness.agent.tools import Python, Submit, ToolEnv, ToolPolicy, run_calls
-    from harness.calls import CallSettings
+    from harness.core.calls import CallSettings
     from harness.config import RunConfig
     from harness.core import AttemptContext, LoopSettings
-    from harness.evaluator import Evaluator
+    from harness.core.evaluator import Evaluator
     from harness.models.scripted import ScriptedModel
     from harness.models.tools import ToolCall
-    from harness.prompting import Prompts
+    from harness.text.prompting import Prompts
     from sandbox import IoCase, RunRequest, SandboxConfig, open_sandbox, run_script
 
     calls = []

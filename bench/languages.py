@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.evaluator import HIDDEN, Evaluator  # noqa: E402
-from harness.prompting import Prompts  # noqa: E402
+from harness.core.evaluator import HIDDEN, Evaluator  # noqa: E402
+from harness.text.prompting import Prompts  # noqa: E402
 from harness.tasks.registry import load_tasks  # noqa: E402
 from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox  # noqa: E402
 from sandbox._engine import resolve_image  # noqa: E402

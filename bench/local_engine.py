@@ -28,15 +28,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.actor import write_code  # noqa: E402
-from harness.calls import CallSettings, Meter  # noqa: E402
+from harness.core.actor import write_code  # noqa: E402
+from harness.core.calls import CallSettings, Meter  # noqa: E402
 from harness.config import RunConfig  # noqa: E402
-from harness.hostinfo import available_cores  # noqa: E402
+from harness.models.hostinfo import available_cores  # noqa: E402
 from harness.models import Completion, Message, ModelSettings, open_model  # noqa: E402
-from harness.prompting import Prompts  # noqa: E402
-from harness.reflection import reflect  # noqa: E402
+from harness.text.prompting import Prompts  # noqa: E402
+from harness.core.reflection import reflect  # noqa: E402
 from harness.tasks import load_tasks  # noqa: E402
-from harness.testgen import write_tests  # noqa: E402
+from harness.core.testgen import write_tests  # noqa: E402
 
 Call = tuple[str, str, list[Message], int]  # (label, system, messages, max_tokens)
 

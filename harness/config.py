@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.hostinfo import available_cores
+from harness.models.hostinfo import available_cores
 from harness.models.base import TOOL_PROTOCOLS
 from harness.models.registry import is_remote_api
 from harness.tasks.registry import DEFAULT_TASKS
@@ -131,7 +131,7 @@ class RunConfig:
     prompts: Path | None = None  # a folder of templates overriding harness/prompts/ by name
     report: bool = True  # write the report at the end of the run
     # Before the run: grade each task's reference (must pass) and a stub (must fail) on
-    # its hidden tests, and leave broken tasks out (harness/taskcheck.py).
+    # its hidden tests, and leave broken tasks out (harness/run/taskcheck.py).
     check_tasks: bool = False
     # Budgets over the whole run (every session): it stops cleanly once the model has
     # answered this many calls (cache hits not counted) or this many dollars were spent.

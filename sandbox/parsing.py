@@ -1,6 +1,6 @@
 """The lock every parse of Python text into `ast` objects in this process takes: the
 sandbox's own (the host preparing tests, `_prepared.py`) and the harness's
-(`harness/parsing.py` takes it from here, the lower layer).
+(`harness/text/parsing.py` takes it from here, the lower layer).
 
 CPython 3.11 keeps the counter it uses while turning a parsed tree into `ast` objects
 in per-interpreter state shared by every thread; two threads doing it at once can

@@ -312,3 +312,40 @@ def test_the_flag_table_defaults_are_run_config_defaults(monkeypatch):
                 wrong.append(f"{flag}: the table says {cell}, RunConfig has {value!r}")
     assert wrong == []
     assert checked >= 30  # most rows hold a plain value
+
+
+def _code_map() -> list[str]:
+    text = (DOCS / "README.md").read_text(encoding="utf-8")
+    block = text.split("## Where the code is", 1)[1].split("```", 2)[1]
+    return block.splitlines()
+
+
+def test_the_map_of_the_code_matches_the_tree():
+    """docs/README.md's map: every folder and .py module it names exists where it says,
+    and every package of harness/ and sandbox/ is named."""
+    named: set[str] = set()
+    top = ""
+    for line in _code_map():
+        head = re.match(r"^(\s*)(\S+/)\s", line + " ")
+        if head and not head.group(1):
+            top = head.group(2)
+            named.add(top)
+        elif head and len(head.group(1)) == 2 and top:
+            named.add(top + head.group(2))
+        for module in re.findall(r"\b([a-z_]+\.py)\b", line):
+            named.add(module)
+    folders = sorted(n for n in named if n.endswith("/"))
+    missing = [n for n in folders if not (REPO / n).is_dir()]
+    assert missing == [], f"the map names folders that do not exist: {missing}"
+    modules = sorted(n for n in named if n.endswith(".py"))
+    for module in modules:
+        assert list(REPO.glob(f"harness/**/{module}")) or list(REPO.glob(f"sandbox/**/{module}")) \
+            or (REPO / "harness" / module).exists(), f"the map names {module}, which is nowhere in harness/ or sandbox/"
+    packages = {f"{p.parent.relative_to(REPO)}/" for p in (REPO / "harness").glob("*/__init__.py")}
+    packages |= {f"{p.parent.relative_to(REPO)}/" for p in (REPO / "sandbox").glob("*/__init__.py")}
+    text = "\n".join(_code_map())
+    unnamed = sorted(p for p in packages if p not in named and p.split("/", 1)[1] not in text)
+    assert unnamed == [], f"packages the map does not name: {unnamed}"
+    loose = sorted(p.name for p in (REPO / "harness").glob("*.py"))
+    assert len(loose) <= 5, f"at most 5 modules loose at the root of harness/: {loose}"
+    assert all(name in text for name in loose if not name.startswith("__")), loose

@@ -108,18 +108,18 @@ def _in(module: str, prefixes: tuple[str, ...]) -> bool:
 # (what, the modules it concerns, the modules they must not import)
 CLI = ("harness.cli", "harness.commands", "harness.__main__")
 RENDERERS = ("harness.report", "harness.view")
-DRIVER = ("harness.runner", "harness.executors", "harness.units")
+DRIVER = ("harness.run.runner", "harness.executors", "harness.run.units")
 RULES = [
     ("the sandbox knows nothing of the harness", ("sandbox",), ("harness",)),
     ("models, tasks and run data know nothing of the CLI, the report or the view",
      ("harness.models", "harness.tasks", "harness.rundata"), (*CLI, *RENDERERS)),
     ("the report and the view raise their own errors: only the CLI knows UsageError", RENDERERS, CLI),
     ("the driver and its executors are below the CLI", DRIVER, (*CLI, *RENDERERS)),
-    ("executors and units are below the runner", ("harness.executors", "harness.units"), ("harness.runner",)),
-    ("units are below the executors", ("harness.units",), ("harness.executors",)),
+    ("executors and units are below the runner", ("harness.executors", "harness.run.units"), ("harness.run.runner",)),
+    ("units are below the executors", ("harness.run.units",), ("harness.executors",)),
     ("the core and its steps are below the driver and know no strategy",
-     ("harness.core", "harness.actor", "harness.testgen", "harness.reflection", "harness.evaluator", "harness.memory",
-      "harness.kinds", "harness.calls"),
+     ("harness.core", "harness.core.actor", "harness.core.testgen", "harness.core.reflection", "harness.core.evaluator", "harness.core.memory",
+      "harness.kinds", "harness.core.calls"),
      ("harness.strategies", *DRIVER, *CLI, *RENDERERS)),
     ("strategies are below the driver", ("harness.strategies",), (*DRIVER, *CLI, *RENDERERS)),
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from harness.prompting import TEMPLATE_NAMES
+from harness.text.prompting import TEMPLATE_NAMES
 from harness.strategies import strategy_names
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -27,12 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from harness.actor import Draft
+from harness.core.actor import Draft
 from harness.agent.compaction import Compactor
 from harness.agent.tools import AUTO, ToolEnv, ToolPolicy, default_tools, run_calls, tools_of
 from harness.kinds.languages.kind import kind_for, template_values
 from harness.agent.transcript import of_messages, within
-from harness.calls import CallSettings, call
+from harness.core.calls import CallSettings, call
 from harness.core import Stopped
 from harness.models.base import Message
 from harness.models.tools import ToolCall

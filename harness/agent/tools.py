@@ -24,9 +24,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
-from harness.actor import Draft, graded_program
+from harness.core.actor import Draft, graded_program
 from harness.core import evaluate, run_script
-from harness.extract import UnparseableOutput
+from harness.text.extract import UnparseableOutput
 from harness.kinds.languages import DEFAULT as PYTHON_LANGUAGE
 from harness.kinds.languages.kind import kind_for
 from harness.models.base import Message

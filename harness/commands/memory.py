@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness.cli import UsageError, terminal_safe
 from harness.config import RunConfig
-from harness.memory import MemoryStore
+from harness.core.memory import MemoryStore
 
 
 def _print(*parts: object, **kwargs) -> None:
@@ -64,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _pool(args: argparse.Namespace):
-    from harness.recall import RecallError, open_pool
+    from harness.core.recall import RecallError, open_pool
 
     try:
         return open_pool(args.source, args.memory_dir, max_chars=args.max_chars, oracle_feedback=args.oracle)
@@ -93,7 +93,7 @@ def pool_command(args: argparse.Namespace) -> int:
 
 
 def search_command(args: argparse.Namespace) -> int:
-    from harness.recall import Recall
+    from harness.core.recall import Recall
 
     pool = _pool(args)
     if args.k < 1:

@@ -24,7 +24,7 @@ def _main(args: argparse.Namespace) -> int:
     from harness.report import write_report
     from harness.rundata.folder import FolderError
 
-    from harness.study import STUDY_FILE, StudyError
+    from harness.run.study import STUDY_FILE, StudyError
 
     try:
         if (args.run_dir / STUDY_FILE).is_file() and not (args.run_dir / "run.json").is_file():

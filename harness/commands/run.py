@@ -187,9 +187,9 @@ def run_prices_of(config: RunConfig) -> tuple[Any, str]:
 
 
 def estimate_of(config: RunConfig, tasks: Any, prompts: Any, *, strict: bool = True) -> dict[str, Any] | None:
-    """The run's estimate (harness/budget.py); a strategy that cannot be estimated is a
+    """The run's estimate (harness/run/budget.py); a strategy that cannot be estimated is a
     usage error when the estimate was asked for (`strict`), else no estimate (None)."""
-    from harness.budget import NoEstimate, estimate
+    from harness.run.budget import NoEstimate, estimate
 
     price, source = run_prices_of(config)
     try:
@@ -203,15 +203,15 @@ def estimate_of(config: RunConfig, tasks: Any, prompts: Any, *, strict: bool = T
 def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
     # Imported here so `--help` and config errors stay fast.
     from harness.models import ModelConfigError
-    from harness.prompting import PromptSetError
+    from harness.text.prompting import PromptSetError
     from harness.rundata import SCHEMA_VERSION, read_run_header
     from harness.rundata.folder import FolderError, SessionLock
-    from harness.runner import ResumeRefused, RunInterrupted, Runner, describe_changes, prepare_run_dir, resume_changes
+    from harness.run.runner import ResumeRefused, RunInterrupted, Runner, describe_changes, prepare_run_dir, resume_changes
     from harness.tasks import TaskError, load_tasks
-    from harness.units import check_prompts, open_prompts, open_workbench
+    from harness.run.units import check_prompts, open_prompts, open_workbench
     from sandbox import SandboxUnavailable
 
-    from harness.budget import Budget
+    from harness.run.budget import Budget
 
     t0 = time.perf_counter()
     header: dict[str, Any] | None = None
@@ -268,20 +268,20 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
             raise UsageError(describe_changes(run_dir, changes))
     frozen = None
     if header is not None and header.get("recall"):
-        from harness.recall import changed_source
+        from harness.core.recall import changed_source
 
         problem = changed_source(header, config, run_dir)
         if problem:
             raise UsageError(f"--resume {args.resume}: {problem}")
     elif config.recall_from:
-        from harness.recall import RecallError, freeze
+        from harness.core.recall import RecallError, freeze
 
         try:
             frozen = freeze(config, tasks)  # the source as it stands now, before any model is opened
         except RecallError as exc:
             raise UsageError(str(exc)) from None
     if getattr(args, "estimate", False):
-        from harness.budget import format_estimate
+        from harness.run.budget import format_estimate
 
         print(format_estimate(estimate_of(config, tasks, prompts),
                               f"estimate: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)} x "
@@ -393,14 +393,14 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
 
 
 def _check_model(config: RunConfig, model: Any, workbench: Any, *, resuming: bool) -> dict[str, Any] | None:
-    """One cheap call before anything is written (harness/model_check.py); a model that
+    """One cheap call before anything is written (harness/run/model_check.py); a model that
     does not answer is a usage error. The call goes through a client of its own, without
     the response cache and with at most CHECK_RETRIES retries, so that a server that is
     not running is told in a second or two. On Ray (no model opened here) an API model
     is checked the same way; a local model is opened, and proves itself, on each node."""
-    from harness.model_check import CHECK_RETRIES, ModelCheckFailed, check_model, needs_check
+    from harness.run.model_check import CHECK_RETRIES, ModelCheckFailed, check_model, needs_check
     from harness.models import ModelConfigError, open_model
-    from harness.units import model_settings
+    from harness.run.units import model_settings
 
     if model is not None and not needs_check(model):
         return None
@@ -471,7 +471,7 @@ def _failure_line(result: Any, failed: dict[str, int], scored: bool) -> str:
 
 def _check_tasks(config: RunConfig, tasks: Any, workbench: Any) -> tuple[Any, dict[str, Any]]:
     """--check-tasks: the task set without its broken tasks, and run.json's "task_check"."""
-    from harness.taskcheck import BROKEN, check_tasks, header_record, summary_line
+    from harness.run.taskcheck import BROKEN, check_tasks, header_record, summary_line
 
     sandbox = workbench.sandbox if workbench is not None else None
     opened = None
@@ -505,7 +505,7 @@ def _check_tasks(config: RunConfig, tasks: Any, workbench: Any) -> tuple[Any, di
 
 def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> int:
     from harness.rundata import numbers
-    from harness.summary import format_summary
+    from harness.report.table import format_summary
 
     records = result.records
     timings["model_s"] = round(sum(r.model_s for r in records), 3)

@@ -1,7 +1,7 @@
 """`python -m harness study FILE`: models x task sets x strategies as one resumable unit.
 
 Each cell is an ordinary run, made (or resumed) by the run command; the study keeps
-study.json and writes one study report at the study folder's top (harness/study.py,
+study.json and writes one study report at the study folder's top (harness/run/study.py,
 harness/rundata/study.py, harness/report/study.py).
 """
 from __future__ import annotations
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def study_command(args: argparse.Namespace) -> int:
-    from harness.study import StudyError
+    from harness.run.study import StudyError
 
     try:
         return _study(args)
@@ -53,7 +53,7 @@ def study_command(args: argparse.Namespace) -> int:
 
 
 def _spec_and_folder(args: argparse.Namespace) -> tuple[Any, Path, dict[str, Any] | None]:
-    from harness.study import StudySpec, load_spec, read_study
+    from harness.run.study import StudySpec, load_spec, read_study
 
     if args.resume is not None:
         data = read_study(args.resume)
@@ -74,7 +74,7 @@ def _spec_and_folder(args: argparse.Namespace) -> tuple[Any, Path, dict[str, Any
 
 
 def _study(args: argparse.Namespace) -> int:
-    from harness.study import STUDY_FILE, cell_config, new_study, write_study
+    from harness.run.study import STUDY_FILE, cell_config, new_study, write_study
 
     spec, study_dir, data = _spec_and_folder(args)
     if args.estimate:
@@ -108,9 +108,9 @@ def _study(args: argparse.Namespace) -> int:
 
 
 def _spent_elsewhere(study_dir: Path, cells: list[dict[str, Any]], but: dict[str, Any]) -> Any:
-    from harness.budget import Spend
+    from harness.run.budget import Spend
     from harness.rundata import folder
-    from harness.study import cell_dir
+    from harness.run.study import cell_dir
 
     total = Spend()
     for c in cells:
@@ -128,7 +128,7 @@ def _run_cells(args: argparse.Namespace, spec: Any, study_dir: Path, data: dict[
 
     from harness.commands.run import EXIT_BUDGET, CellOptions, run_command
     from harness.models.limiter import RateLimiter
-    from harness.study import cell_config, cell_dir, cell_state, new_cell_id, write_study
+    from harness.run.study import cell_config, cell_dir, cell_state, new_cell_id, write_study
 
     resume_hint = f"python -m harness study --resume {study_dir}"
     data.setdefault("sessions", []).append({"at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -191,11 +191,11 @@ def _run_cells(args: argparse.Namespace, spec: Any, study_dir: Path, data: dict[
 
 
 def _estimate(spec: Any, study_dir: Path) -> int:
-    from harness.budget import format_estimate
+    from harness.run.budget import format_estimate
     from harness.commands.run import estimate_of
-    from harness.study import cell_config
+    from harness.run.study import cell_config
     from harness.tasks import TaskError, load_tasks
-    from harness.units import open_prompts
+    from harness.run.units import open_prompts
 
     totals = {"fewest": {"calls": 0, "tokens": 0, "usd": 0.0}, "most": {"calls": 0, "tokens": 0, "usd": 0.0}}
     priced = True

@@ -115,8 +115,8 @@ def show_command(args: argparse.Namespace) -> int:
 
 
 def check_command(args: argparse.Namespace) -> int:
-    from harness.hostinfo import available_cores
-    from harness.taskcheck import BROKEN, UNCHECKED, check_tasks, summary_line
+    from harness.models.hostinfo import available_cores
+    from harness.run.taskcheck import BROKEN, UNCHECKED, check_tasks, summary_line
     from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox
 
     task_set = _load(args.spec)

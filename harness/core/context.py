@@ -8,14 +8,14 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
-from harness.calls import CallSettings, Meter
+from harness.core.calls import CallSettings, Meter
 from harness.models.base import ChatModel, ModelError
 from harness.rundata import TrialRecord
 
 if TYPE_CHECKING:
-    from harness.evaluator import Evaluator
-    from harness.memory import MemoryStore
-    from harness.prompting import Prompts
+    from harness.core.evaluator import Evaluator
+    from harness.core.memory import MemoryStore
+    from harness.text.prompting import Prompts
     from harness.tasks.base import Task
 
 T = TypeVar("T")
@@ -75,7 +75,7 @@ class AttemptContext:
     memory: "MemoryStore | Any"
     settings: LoopSettings
     stop: threading.Event = field(default_factory=threading.Event)
-    recall: Any = None  # the run's frozen pool of lessons from other tasks (harness/recall.py's Recall)
+    recall: Any = None  # the run's frozen pool of lessons from other tasks (harness/core/recall.py's Recall)
 
     def trial(self, task: "Task", strategy: str, attempt: int, trial: int) -> "TrialScope":
         """A new trial: raises Stopped when the run is being interrupted."""

@@ -10,16 +10,16 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, Sequence
 
-from harness.actor import Draft, Previous
-from harness.actor import write_code as _write_code
-from harness.calls import CallSettings
-from harness.evaluator import AGENT, HIDDEN, Evaluation
+from harness.core.actor import Draft, Previous
+from harness.core.actor import write_code as _write_code
+from harness.core.calls import CallSettings
+from harness.core.evaluator import AGENT, HIDDEN, Evaluation
 from harness.kinds.languages.kind import kind_for
-from harness.memory import Lesson
-from harness.reflection import reflect as _reflect
+from harness.core.memory import Lesson
+from harness.core.reflection import reflect as _reflect
 from harness.rundata import TrialRecord
 from harness.rundata.events import Compile, LessonWritten, MemoryShown, Recalled, TestRun, TestsWritten
-from harness.testgen import write_tests as _write_tests
+from harness.core.testgen import write_tests as _write_tests
 
 if TYPE_CHECKING:
     from sandbox import ScriptRun
@@ -164,7 +164,7 @@ def memory_lessons(scope: "TrialScope", *, new: Sequence[str] = ()) -> list[str]
 
 
 def recall_lessons(scope: "TrialScope", feedback: str | None) -> list[Any]:
-    """Lessons from other tasks, from the run's frozen pool (harness/recall.py's Recalled,
+    """Lessons from other tasks, from the run's frozen pool (harness/core/recall.py's Recalled,
     each with its `.lesson`); appends a Recalled event."""
     if scope.ctx.recall is None:
         raise ValueError(f"strategy {scope.strategy!r} recalls lessons but the run has no frozen recall pool "

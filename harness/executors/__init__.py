@@ -3,5 +3,5 @@
 for the run's cluster-wide actors).
 
 Only the runner chooses; the `ray_*` modules import Ray and are imported only when the
-run's config says `executor = "ray"`. Both run each unit through harness/units.py.
+run's config says `executor = "ray"`. Both run each unit through harness/run/units.py.
 """

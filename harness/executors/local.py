@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 from harness.core import AttemptContext, Stopped
 from harness.rundata import TrialRecord
-from harness.units import Store, Unit, UnitFailure, UnitKey, run_unit
+from harness.run.units import Store, Unit, UnitFailure, UnitKey, run_unit
 
 ExecutorFactory = Callable[[int], Executor]
 

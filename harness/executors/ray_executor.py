@@ -37,7 +37,7 @@ from harness.config import RunConfig
 from harness.executors.ray_node import CONTROL_SLOTS, NodeWorker, Services
 from harness.executors.ray_services import Collector, LimiterHost, MemoryHost, RemoteMemory
 from harness.rundata import TrialRecord
-from harness.units import Unit, UnitFailure, UnitKey, restore_lessons
+from harness.run.units import Unit, UnitFailure, UnitKey, restore_lessons
 
 LOST = (RayActorError, ActorDiedError, ActorUnavailableError, NodeDiedError, WorkerCrashedError)
 NODE_CHECK_S = 5.0  # how often the driver looks for nodes that joined

@@ -22,11 +22,11 @@ import ray
 
 from harness.config import RunConfig
 from harness.executors.ray_services import ClusterLimiter, RemoteMemory
-from harness.hostinfo import available_cores
+from harness.models.hostinfo import available_cores
 from harness.core import AttemptContext, Stopped
 from harness.rundata import TrialRecord
 from harness.tasks.base import Task
-from harness.units import Unit, UnitFailure, Workbench, open_prompts, open_workbench, run_unit
+from harness.run.units import Unit, UnitFailure, Workbench, open_prompts, open_workbench, run_unit
 
 
 CONTROL_SLOTS = 4
@@ -78,7 +78,7 @@ class NodeWorker:
         self._workbench = open_workbench(config, prompts, languages, limiter=limiter, n_threads=_node_cpus())
         recall = None
         if recall_pool is not None:  # the driver's frozen pool, written here: nodes need not share its disk
-            from harness.recall import POOL_FILE, Recall
+            from harness.core.recall import POOL_FILE, Recall
 
             folder = Path(tempfile.mkdtemp(prefix="harness-recall-"))
             (folder / POOL_FILE).write_text(recall_pool, encoding="utf-8")

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import ray
 
-from harness.memory import MemoryStore
+from harness.core.memory import MemoryStore
 from harness.models.limiter import RateLimiter, Ticket
 from harness.rundata import TrialRecord
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 from harness.rundata import TestRecord
 
 if TYPE_CHECKING:
-    from harness.prompting import Prompts
+    from harness.text.prompting import Prompts
     from harness.rundata.events import TestsWritten
     from harness.tasks.base import Task, Test
 
@@ -128,7 +128,7 @@ class TaskKind(ABC):
     @abstractmethod
     def run(self, evaluator: Any, program: str, tests: Sequence["Test"], task: "Task",
             timeout_s: float | None, domain: str) -> Evaluation:
-        """The sandbox job (`evaluator`: harness/evaluator.py's Evaluator): `program` graded on `tests` in `domain`."""
+        """The sandbox job (`evaluator`: harness/core/evaluator.py's Evaluator): `program` graded on `tests` in `domain`."""
 
     @abstractmethod
     def feedback(self, prompts: "Prompts", evaluation: Evaluation | None, error: str | None) -> str:
@@ -136,7 +136,7 @@ class TaskKind(ABC):
 
     def stub(self, task: "Task") -> tuple[str, str] | None:
         """An answer that does nothing, and its name in words, for checking that a task's
-        hidden tests fail it (harness/taskcheck.py); None when the kind has none."""
+        hidden tests fail it (harness/run/taskcheck.py); None when the kind has none."""
         return None
 
     def template_values(self, task: "Task") -> dict[str, Any]:

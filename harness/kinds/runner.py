@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from harness.kinds.base import Evaluation, TaskKind, WrittenTests, feedback_line
 
 if TYPE_CHECKING:
-    from harness.prompting import Prompts
+    from harness.text.prompting import Prompts
     from harness.rundata.events import TestsWritten
     from harness.tasks.base import Task, Test
 
@@ -39,7 +39,7 @@ class RunnerKind(TaskKind):
     any_language = True  # the kind itself knows every language (harness/kinds/languages/runner.py)
 
     def extract(self, text: str, task: "Task") -> str:
-        from harness.extract import UnparseableOutput
+        from harness.text.extract import UnparseableOutput
 
         blocks = [block for block in _language(task).blocks(text) if block.strip()]
         if not text.strip() or not blocks:

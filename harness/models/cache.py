@@ -16,7 +16,7 @@ a whole entry or none, and two writers of one key write the same answer.
 A hit returns the stored Completion (text and tool calls) with `cached=True` and no
 retries; its usage and cost are those
 of the original call (what the answer cost when it was made), and no model call is made:
-the run's accounting (harness/calls.py) keeps that cost apart from money spent.
+the run's accounting (harness/core/calls.py) keeps that cost apart from money spent.
 """
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.hostinfo import available_cores
+from harness.models.hostinfo import available_cores
 from harness.models import _api
 from harness.models.base import (
     Capabilities,

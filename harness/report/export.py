@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.extract import assemble_program
+from harness.text.extract import assemble_program
 from harness.report import multiple
 from harness.rundata.folder import RunFolder as Run
 from harness.tasks.base import Task

@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.actor import graded_program
+from harness.core.actor import graded_program
 from harness.tasks.base import Task
 
 ROW = "multipl_e"  # the task meta key the multipl-e source keeps its row under

@@ -71,7 +71,7 @@ def cost_panels(doc: dict[str, Any]) -> list[tuple[str, pd.DataFrame, str]]:
 def write_study_report(study_dir: Path, view_port: int = VIEW_PORT) -> Path:
     """Writes study_summary.json, report.html, report.md, CSVs and plots at the study folder's
     top; returns report.html. StudyError when the folder holds no study."""
-    from harness.study import read_study
+    from harness.run.study import read_study
 
     study_dir = Path(study_dir)
     data = read_study(study_dir)

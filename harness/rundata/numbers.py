@@ -309,7 +309,7 @@ def _io_compare(f: Frames) -> dict[str, Any]:
             "passed_only_by_source": int((changed & final["hidden_passed"]).sum()) if not final.empty else 0}
 def _estimate_check(header: dict[str, Any], strategies: dict[str, dict[str, Any]], complete: bool
                     ) -> dict[str, Any] | None:
-    """The estimate made before the run (run.json's "estimate", harness/budget.py) beside
+    """The estimate made before the run (run.json's "estimate", harness/run/budget.py) beside
     what the run spent: per figure the estimate's fewest and most, the actual, and the
     actual as a share of the most. Calls count cache hits (the estimate counts calls
     asked for); dollars are at list price (cache-served answers included)."""

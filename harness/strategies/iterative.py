@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, Sequence
 
-from harness.calls import CallSettings
+from harness.core.calls import CallSettings
 from harness.core import Previous, TrialScope, evaluate, grade_hidden, store_lessons, tests_of, verdicts, write_code, \
     write_tests
 from harness.strategies.base import Strategy

@@ -50,10 +50,10 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from harness.actor import graded_program
+from harness.core.actor import graded_program
 from harness.core import Draft, Previous, TrialScope, evaluate, grade_hidden, reflect, store_lessons, tests_of, \
     verdicts, write_code, write_tests
-from harness.evaluator import Evaluation
+from harness.core.evaluator import Evaluation
 from harness.rundata import TestRecord
 from harness.rundata.events import LessonWritten, MemoryShown, Node, Note, TestRun, of_type
 from harness.strategies.base import Strategy, Traits

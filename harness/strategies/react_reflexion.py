@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 from harness.agent import OPTIONS, EpisodeSettings, run_episode, unanswered
 from harness.agent.episode import prompt_values
 from harness.agent.transcript import of_events, within
-from harness.calls import call
+from harness.core.calls import call
 from harness.core import evaluate, grade_hidden, memory_lessons, store_lessons, tests_of, verdicts, write_tests
 from harness.models.base import Message
-from harness.reflection import clean_lesson
+from harness.core.reflection import clean_lesson
 from harness.rundata.events import LessonWritten, Note
 from harness.strategies.base import Traits
 from harness.strategies.react import _ABOUT, _STUB, _TRANSCRIPT, ReAct

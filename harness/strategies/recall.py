@@ -1,5 +1,5 @@
 """reflexion+recall: reflexion, with up to K lessons from other tasks recalled before
-each Actor call from the run's frozen pool (harness/recall.py), in their own section."""
+each Actor call from the run's frozen pool (harness/core/recall.py), in their own section."""
 from __future__ import annotations
 
 from harness.core import Previous, TrialScope, recall_lessons

@@ -11,7 +11,7 @@ import copy
 import re
 from typing import Any, Callable, Mapping
 
-from harness.parsing import UNPARSEABLE, parse
+from harness.text.parsing import UNPARSEABLE, parse
 from harness.tasks.base import Task, TaskError, require_hidden_tests
 from harness.tasks.rows import FieldError, compiled, method_name
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.parsing import UNPARSEABLE, parse
+from harness.text.parsing import UNPARSEABLE, parse
 from harness.tasks.adapters import with_check_call
 from harness.tasks.base import (
     COMPARE_RULES, IoTest, JsonError, Task, TaskError, TaskSet, decode_line, parse_json, text_problems,

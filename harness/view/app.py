@@ -235,7 +235,7 @@ class ViewApp:
     def study_page(self, request: Request) -> HTMLResponse:
         """A study's numbers (harness.rundata.study), each cell's from the catalog's own."""
         from harness.rundata import study as study_numbers
-        from harness.study import StudyError, read_study
+        from harness.run.study import StudyError, read_study
 
         name = request.path_params.get("name", "")
         path = self.catalog.studies().get(name)

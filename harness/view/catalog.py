@@ -20,7 +20,7 @@ from harness.rundata import folder, frames, numbers
 from harness.view import selfcheck
 from harness.view.index import TrialIndex
 
-STUDY_FILE = "study.json"  # a study's folder (harness/study.py): its cells are run folders
+STUDY_FILE = "study.json"  # a study's folder (harness/run/study.py): its cells are run folders
 CELL_SEPARATOR = "~"  # a study's cell seen from a results folder: /runs/<study>~<cell>
 
 run_stopped = folder.run_stopped

@@ -39,8 +39,8 @@ def attempt_tests(index: TrialIndex) -> dict[tuple[str, str, int], list[str]]:
 
 def check_run(run_dir: Path, sandbox: Any, *, timeout_s: float = 5.0) -> tuple[int, int, str]:
     """Writes run_dir/self_tests.jsonl; returns (tests checked, wrong, note)."""
-    from harness.evaluator import AGENT, Evaluator
-    from harness.prompting import Prompts
+    from harness.core.evaluator import AGENT, Evaluator
+    from harness.text.prompting import Prompts
     from harness.tasks import TaskError, load_tasks
 
     header = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))

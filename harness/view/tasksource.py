@@ -82,9 +82,9 @@ def prompts_for(task: Task, attempt: Any, trial: int, header: dict[str, Any] | N
     one trial, rebuilt with the run's prompt set (run.json's `prompts.folder` over the
     harness's templates) from what the strategy's traits say it shows, and a note on how
     faithful they are."""
-    from harness.actor import Previous, messages_for
+    from harness.core.actor import Previous, messages_for
     from harness.kinds.languages.kind import kind_for, template_values
-    from harness.prompting import Prompts
+    from harness.text.prompting import Prompts
     from harness.rundata.roles import sees_previous, writes_lessons
 
     trials = {t.trial: t for t in attempt.trials}

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.evaluator import HIDDEN, Evaluator
+from harness.core.evaluator import HIDDEN, Evaluator
 from harness.kinds.languages.kind import kind_for
-from harness.prompting import Prompts
+from harness.text.prompting import Prompts
 from harness.tasks.registry import load_tasks
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -168,7 +168,7 @@ def test_cpp_failures_and_forgeries(cpp_evaluator, tasks):
 def test_an_agent_s_program_compiled_after_a_hidden_grading_cannot_read_its_test_file(evaluator, tasks):
     """The exercise's hidden test file is compiled in the compile domain; the next compile
     job there (an agent's own program, `run`) finds nothing of it in its scratch folder."""
-    from harness.evaluator import AGENT
+    from harness.core.evaluator import AGENT
     from sandbox import run_script
 
     task = tasks["exercism/rust/safe-divide"]

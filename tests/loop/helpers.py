@@ -7,7 +7,7 @@ from typing import Callable, Sequence
 from harness.config import RunConfig
 from harness.models.base import Message
 from harness.models.scripted import ScriptedModel
-from harness.runner import RunResult, Runner, prepare_run_dir
+from harness.run.runner import RunResult, Runner, prepare_run_dir
 from harness.tasks.base import Task, TaskSet
 from sandbox import Sandbox
 

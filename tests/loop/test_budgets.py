@@ -1,4 +1,4 @@
-"""Budgets before spending (`run --estimate`, harness/budget.py), budgets that stop a run
+"""Budgets before spending (`run --estimate`, harness/run/budget.py), budgets that stop a run
 cleanly (--max-calls, --max-cost) and the task check before a run (`tasks check`,
 `run --check-tasks`), as a user meets them: the scripted model, a real sandbox."""
 from __future__ import annotations
@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 import harness.strategies as registry
-from harness import budget
-from harness.prompting import Prompts
+from harness.run import budget
+from harness.text.prompting import Prompts
 from harness.strategies import traits_of
 from harness.tasks import load_tasks
 from tests.helpers import run_harness
@@ -246,7 +246,7 @@ def test_run_check_tasks_leaves_broken_tasks_out_and_says_so(tmp_path: Path):
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_an_io_task_a_silent_program_passes_is_broken(request, sandbox: str):
     from harness.tasks.base import IoTest, Task
-    from harness.taskcheck import BROKEN, OK, check_tasks
+    from harness.run.taskcheck import BROKEN, OK, check_tasks
 
     box = request.getfixturevalue(f"{sandbox}_sandbox")
     silent = Task("io/silent", "Print nothing.\n", "", (IoTest("1\n", ""),), kind="io", canonical_solution="pass\n")
@@ -263,7 +263,7 @@ def test_an_io_task_a_silent_program_passes_is_broken(request, sandbox: str):
 def test_a_task_in_another_language_is_checked_with_its_own_stub(sandbox_opener):
     import dataclasses
 
-    from harness.taskcheck import BROKEN, OK, check_tasks
+    from harness.run.taskcheck import BROKEN, OK, check_tasks
 
     task = next(t for t in load_tasks("builtin:rust").tasks if t.kind == "function")
     vacuous = dataclasses.replace(task, task_id="rust/vacuous", meta={**task.meta, "stub": task.canonical_solution})

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from harness.evaluator import AGENT, HIDDEN
+from harness.core.evaluator import AGENT, HIDDEN
 from harness.models.scripted import ScriptedModel
 from harness.rundata import read_trials
 from harness.tasks.base import IoTest, Task

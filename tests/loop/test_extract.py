@@ -6,16 +6,16 @@ import threading
 
 import pytest
 
-from harness import parsing
-from harness.evaluator import HIDDEN, Evaluator
-from harness.extract import (
+from harness.text import parsing
+from harness.core.evaluator import HIDDEN, Evaluator
+from harness.text.extract import (
     UnparseableOutput,
     assemble_program,
     entry_point_takes_arguments,
     extract_code,
     extract_tests,
 )
-from harness.prompting import Prompts
+from harness.text.prompting import Prompts
 from harness.tasks import load_tasks
 
 SQUARE = "def square(x):\n    return x * x"

@@ -5,8 +5,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from harness.evaluator import HIDDEN, Evaluator, grading_prelude
-from harness.prompting import Prompts
+from harness.core.evaluator import HIDDEN, Evaluator, grading_prelude
+from harness.text.prompting import Prompts
 from harness.tasks import load_tasks
 
 

@@ -8,7 +8,7 @@ import json
 import time
 from pathlib import Path
 
-from harness.extract import extract_code, extract_io_tests, extract_program, extract_tests, UnparseableOutput
+from harness.text.extract import extract_code, extract_io_tests, extract_program, extract_tests, UnparseableOutput
 from harness.models.scripted import ScriptedModel
 from harness.rundata import read_errors
 from tests.loop.helpers import RIGHT_ADD, responder, run

@@ -91,7 +91,7 @@ def test_a_parse_bomb_in_the_baseline_is_scored_as_a_failure(tmp_path: Path, loo
 def test_every_writer_stores_text_that_is_not_valid_utf8(tmp_path: Path) -> None:
     """Task files can carry lone surrogates too (JSON's "\\ud800"): records, errors and
     memory store them as escapes and read them back, instead of stopping the run."""
-    from harness.memory import Lesson, MemoryStore
+    from harness.core.memory import Lesson, MemoryStore
     from harness.rundata import append_error, write_json
 
     write_json(tmp_path / "run.json", {"prompt": "a\ud800b"})
@@ -108,7 +108,7 @@ def test_memory_show_prints_a_lesson_s_escape_sequences_as_text(tmp_path: Path, 
     """A lesson is model text: printed raw, `ESC ] 0 ; ... BEL` retitles the user's
     terminal and `ESC [ 2 J` clears it."""
     from harness.cli import main
-    from harness.memory import Lesson, MemoryStore
+    from harness.core.memory import Lesson, MemoryStore
 
     MemoryStore(tmp_path, "ns").add(Lesson(run_id="r", task_id="t/1", strategy="reflexion", attempt=1, trial=1,
                                            text="Use a set.\x1b]0;PWNED\x07\x1b[2J\u202eevil"))
@@ -122,7 +122,7 @@ def test_memory_show_prints_a_foreign_lessons_file_s_escapes_as_text(tmp_path: P
     """A shared memory folder may come from someone else: its namespace, run ids and
     model names are printed as well as the lesson, and are as hostile."""
     from harness.cli import main
-    from harness.memory import Lesson, MemoryStore
+    from harness.core.memory import Lesson, MemoryStore
 
     MemoryStore(tmp_path, "ns\x1b[2J").add(Lesson(run_id="r\x1b]0;PWNED\x07", task_id="t/1", strategy="reflexion",
                                                  attempt=1, trial=1, model="m\x1b[31m", text="Use a set.",
@@ -159,7 +159,7 @@ def test_a_lesson_holding_a_unicode_line_separator_is_remembered(tmp_path: Path,
     lines there: a lessons file read that way lost such a lesson as a "torn line". (The
     reflection step folds white space, so the harness's own lessons hold none; a shared
     memory folder may hold lessons written by anything.)"""
-    from harness.memory import Lesson, MemoryStore
+    from harness.core.memory import Lesson, MemoryStore
 
     store = MemoryStore(tmp_path, "shared")
     texts = ["plain", f"Add,{separator}do not subtract."]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from harness.evaluator import HIDDEN
+from harness.core.evaluator import HIDDEN
 from harness.rundata import folder, numbers, read_errors, read_trials
 from harness.tasks.base import IoTest, Task
 from harness.tasks.contest import call_asserts

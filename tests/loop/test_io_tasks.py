@@ -129,7 +129,7 @@ def test_a_leetcode_task_goes_through_the_function_path(tmp_path, loop_sandbox):
 
 
 def test_io_tests_are_read_from_the_forms_models_write():
-    from harness.extract import extract_io_tests
+    from harness.text.extract import extract_io_tests
 
     one_block = "```input\n3\n([]{})\n((\nOutput:\nYES\nNO\n```"
     assert extract_io_tests(one_block, 5).kept == [("3\n([]{})\n((\n", "YES\nNO\n")]

@@ -17,7 +17,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from harness.core import Draft
-from harness.memory import MemoryStore
+from harness.core.memory import MemoryStore
 from harness.models.base import Completion, Message, ModelError, Usage
 from harness.models.scripted import Call, ScriptedModel
 from harness.report import write_report

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from harness.memory import Lesson, MemoryStore
+from harness.core.memory import Lesson, MemoryStore
 from harness.models.scripted import ScriptedModel
 from harness.rundata import SCHEMA_VERSION, read_errors, read_trials
 

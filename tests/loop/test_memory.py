@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.memory import Lesson, MemoryStore
+from harness.core.memory import Lesson, MemoryStore
 
 TASK = "HumanEval/7"
 

@@ -14,14 +14,14 @@ import pytest
 from harness.agent import EpisodeSettings, run_episode
 from harness.agent.episode import prompt_values
 from harness.agent.tools import Python, Submit, ToolEnv, ToolPolicy, run_calls
-from harness.calls import CallSettings
+from harness.core.calls import CallSettings
 from harness.core import AttemptContext, LoopSettings, Stopped
 from harness.config import RunConfig
-from harness.evaluator import Evaluator
+from harness.core.evaluator import Evaluator
 from harness.models.base import Message
 from harness.models.scripted import ScriptedModel, ScriptedReply
 from harness.models.tools import ToolCall
-from harness.prompting import Prompts
+from harness.text.prompting import Prompts
 from harness.rundata import read_errors, read_trials
 from harness.rundata.events import Compaction, ModelCall, Note, ToolCallRun
 from sandbox import TestOutcome

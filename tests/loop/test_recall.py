@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from harness.config import ConfigError, RunConfig
-from harness.memory import Lesson, MemoryStore
+from harness.core.memory import Lesson, MemoryStore
 from harness.models.scripted import ScriptedModel
-from harness.recall import POOL_FILE, Recall, cap, changed_source, freeze
+from harness.core.recall import POOL_FILE, Recall, cap, changed_source, freeze
 from harness.rundata import read_trials
-from harness.runner import Runner, prepare_run_dir
+from harness.run.runner import Runner, prepare_run_dir
 from harness.tasks import load_tasks
 from harness.tasks.base import Task, TaskSet
 
@@ -221,7 +221,7 @@ def test_scope_other_task_sets_keeps_only_lessons_of_another_set(tmp_path):
 
 
 def test_ranking_is_bm25_from_bm25s_and_needs_overlap():
-    from harness.recall import PoolLesson
+    from harness.core.recall import PoolLesson
 
     def lesson(i, prompt, text):
         return PoolLesson(f"r/t{i}/reflexion/1/1", text, f"t{i}", "r", "s", "reflexion", 1, 1, False, prompt)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.memory import Lesson, MemoryStore
+from harness.core.memory import Lesson, MemoryStore
 from harness.models.scripted import ScriptedModel
-from harness.recall import Recall, freeze
+from harness.core.recall import Recall, freeze
 from harness.rundata import read_trials
 from harness.tasks import load_tasks
 from harness.tasks.base import IoTest, Task, TaskSet

@@ -117,7 +117,7 @@ def test_resume_refuses_a_model_that_changed(tmp_path: Path):
 
 
 def test_resume_refuses_prompts_that_changed(tmp_path: Path):
-    from harness.prompting import PROMPTS_DIR
+    from harness.text.prompting import PROMPTS_DIR
 
     prompts = tmp_path / "prompts"
     prompts.mkdir()

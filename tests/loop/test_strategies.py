@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from harness.core import LoopSettings
-from harness.memory import Lesson, MemoryStore
+from harness.core.memory import Lesson, MemoryStore
 from harness.models.base import Message
 from harness.models.cache import CachedModel
 from harness.models.scripted import ScriptedModel
-from harness.prompting import Prompts, PromptSetError
+from harness.text.prompting import Prompts, PromptSetError
 from harness.rundata import SCHEMA_VERSION, read_errors, read_trials
-from harness.units import check_prompts
+from harness.run.units import check_prompts
 from harness.tasks.base import Task
 from sandbox import RunRequest
 

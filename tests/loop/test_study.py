@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.study import StudyError, load_spec
+from harness.run.study import StudyError, load_spec
 from tests.helpers import cli, run_harness, start_harness, wait_until
 
 SANDBOXES = ["process", pytest.param("docker", marks=pytest.mark.docker)]
@@ -195,7 +195,7 @@ def test_cells_share_the_response_cache(tmp_path: Path):
 
 
 def test_cells_of_one_model_share_one_rate_limiter(tmp_path: Path, monkeypatch):
-    import harness.units as units
+    import harness.run.units as units
 
     seen: list[tuple[str, object]] = []
     real = units.open_workbench

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.calls import CallSettings, Meter, call
+from harness.core.calls import CallSettings, Meter, call
 from harness.models import CachedModel, Message, ModelConfigError, ModelSettings, open_model
 from harness.models import local_backend
 from harness.models.text_tools import TextToolModel

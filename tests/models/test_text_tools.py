@@ -300,7 +300,7 @@ def test_as_sent_is_what_the_backend_was_given():
 
 
 def test_the_model_check_reaches_the_backend_past_the_protocol_and_the_cache(tmp_path):
-    from harness.model_check import check_model
+    from harness.run.model_check import check_model
 
     script = tmp_path / "s.jsonl"
     script.write_text(json.dumps({"match": "", "reply": "ok"}) + "\n")  # answers every call

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.actor import graded_program
+from harness.core.actor import graded_program
 from harness.tasks import load_tasks
 from tests.helpers import harness_env, run_harness
 

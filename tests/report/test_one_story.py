@@ -23,7 +23,7 @@ from starlette.testclient import TestClient
 
 from harness.rundata import numbers, wording
 from harness.rundata.folder import load
-from harness.summary import format_summary
+from harness.report.table import format_summary
 from harness.view.app import create_app
 from synthrun import RUN_ID, header, run_command, synthetic_records, write_run
 

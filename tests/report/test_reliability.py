@@ -109,7 +109,7 @@ def test_the_numbers_time_the_model_calls_of_one_call_trials(tmp_path: Path):
     assert lat["calls"] == len(one_call) > 0 and lat["basis"] == "single_call_trials"
     assert lat["max"] == max(one_call)
     assert doc["model"]["retries"] == {"total": 0, "by_status": {}, "recorded_trials": 0}
-    from harness.summary import format_summary
+    from harness.report.table import format_summary
 
     text = format_summary(doc)
     assert "model latency per call: p50 " in text and "trials with exactly one model call" in text

@@ -383,7 +383,7 @@ def test_header_shows_memory_prompt_set_and_mbpp_form(tmp_path: Path):
     page = write_report(write_run(tmp_path / "mem", head, synthetic_records())).read_text(encoding="utf-8")
     info = dict(re.findall(r"<dt>([^<]+)</dt><dd>([^<]*)", page))
     assert info["memory"] == "namespace ns; 7 lesson(s) from 2 earlier run(s)"
-    # what the runner records (harness/runner.py make_header)
+    # what the runner records (harness/run/runner.py make_header)
     head = header()
     head["memory"] = {"namespace": RUN_ID, "shared": False, "earlier": {"lessons": 0, "runs": 0, "oracle_feedback": 0}}
     head["prompts"] = {"digest": "sha256:" + "ab" * 32, "folder": "paper-style", "overridden": ["actor_task", "reflection"]}

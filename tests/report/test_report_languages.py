@@ -24,7 +24,7 @@ import pytest
 
 from harness.rundata import read_trials
 from harness.rundata.numbers import of_records as build_summary
-from harness.summary import format_summary
+from harness.report.table import format_summary
 from synthrun import header, rec, run_command, write_run
 
 PLAN = {  # task -> (language, reflexion passes, baseline passes, compile status per (strategy, attempt))

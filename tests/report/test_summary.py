@@ -9,7 +9,7 @@ import re
 import pytest
 
 from harness.rundata.numbers import of_records as build_summary
-from harness.summary import format_summary
+from harness.report.table import format_summary
 from synthrun import TASKS, header, rec, synthetic_records
 
 REQUIRED = {"pass@1", "pass@1_by_trial", "model_calls", "input_tokens", "output_tokens", "errors", "wall_s"}

@@ -9,7 +9,7 @@ import msgspec
 
 from harness.rundata import read_trials
 from harness.rundata.numbers import of_records as build_summary
-from harness.summary import format_summary
+from harness.report.table import format_summary
 from synthrun import header, rec, run_command, write_run
 
 

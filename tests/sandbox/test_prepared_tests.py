@@ -182,11 +182,11 @@ def test_the_host_prepares_tests_under_the_one_parse_lock_of_the_process(monkeyp
     it failed with "SystemError: AST constructor recursion depth mismatch" when three
     sandboxes prepared HumanEval's tests at once). The host prepares a test holding the
     lock the harness's own parses take, so neither runs beside the other."""
-    import harness.parsing
+    import harness.text.parsing
     import sandbox._prepared as prepared_module
     from sandbox.parsing import PARSE_LOCK
 
-    assert harness.parsing._PARSE_LOCK is PARSE_LOCK
+    assert harness.text.parsing._PARSE_LOCK is PARSE_LOCK
     held = []
 
     def prepare(test: str, blind: bool):

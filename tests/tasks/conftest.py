@@ -6,7 +6,7 @@ from typing import Callable, Sequence
 
 import pytest
 
-from harness.actor import graded_program
+from harness.core.actor import graded_program
 from harness.tasks.base import IoTest, Task
 from sandbox import IoCase, RunRequest
 

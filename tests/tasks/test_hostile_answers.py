@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from harness.evaluator import HIDDEN, Evaluator
-from harness.prompting import Prompts
+from harness.core.evaluator import HIDDEN, Evaluator
+from harness.text.prompting import Prompts
 from harness.tasks import load_tasks
 from tests.tasks.test_task_contest import apps_row, lcb_row, write_jsonl
 

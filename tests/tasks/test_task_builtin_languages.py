@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.evaluator import AGENT, HIDDEN, Evaluator
-from harness.prompting import Prompts
+from harness.core.evaluator import AGENT, HIDDEN, Evaluator
+from harness.text.prompting import Prompts
 from harness.tasks.registry import load_tasks
 
 pytestmark = pytest.mark.docker

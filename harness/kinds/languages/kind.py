@@ -14,7 +14,7 @@ from harness.kinds.languages import get_language
 from harness.kinds.languages.base import CallTest, Language, UnusableAnswer
 
 if TYPE_CHECKING:
-    from harness.prompting import Prompts
+    from harness.text.prompting import Prompts
     from harness.rundata.events import TestsWritten
     from harness.tasks.base import Task, Test
 
@@ -28,7 +28,7 @@ def _compile_error(evaluation: Evaluation | None) -> str | None:
 
 
 def _unusable(exc: UnusableAnswer):
-    from harness.extract import UnparseableOutput
+    from harness.text.extract import UnparseableOutput
 
     return UnparseableOutput(str(exc))
 

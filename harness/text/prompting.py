@@ -16,7 +16,7 @@ import jinja2
 
 from harness.kinds.languages import other_languages
 
-PROMPTS_DIR = Path(__file__).parent / "prompts"
+PROMPTS_DIR = Path(__file__).parents[1] / "prompts"
 # The templates of the core's roles and the task kinds; a strategy's own templates sit in
 # the same folder (or in its package's folder, `Strategy.template_folder`) and declare
 # their sample values in the strategy (`Strategy.templates`). An override folder may

@@ -17,8 +17,8 @@ from typing import Sequence
 from harness.kinds import kind_of
 from harness.kinds.languages.kind import kind_for
 from harness.kinds.base import Evaluation, IoFailure, cut, feedback_line  # noqa: F401  (re-exported)
-from harness.parsing import try_parse
-from harness.prompting import Prompts
+from harness.text.parsing import try_parse
+from harness.text.prompting import Prompts
 from harness.rundata import TestRecord
 from harness.tasks.base import IoTest, Task
 from sandbox import IoCase, RunRequest, Sandbox, SandboxFault, ScriptRun, TestOutcome, run_script

@@ -19,11 +19,11 @@ import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, Sequence
 
-from harness.evaluator import BLIND_DOMAINS, DOMAINS, Evaluator, GradingError
+from harness.core.evaluator import BLIND_DOMAINS, DOMAINS, Evaluator, GradingError
 from harness.core import AttemptContext, AttemptIncomplete, LoopSettings, Stopped, lessons_of
 from harness.models.base import ChatModel, ModelSettings
 from harness.models.prices import run_prices
-from harness.prompting import Prompts
+from harness.text.prompting import Prompts
 from harness.rundata import TrialRecord
 from harness.tasks.base import Task, TaskSet
 
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from harness.config import RunConfig
-    from harness.memory import MemoryStore
-    from harness.recall import Recall
+    from harness.core.memory import MemoryStore
+    from harness.core.recall import Recall
     from sandbox import Sandbox
 
 UnitKey = tuple[str, str, int]  # (task_id, strategy, attempt)
@@ -112,7 +112,7 @@ def describe_model(model: ChatModel) -> dict[str, Any]:
 def describe_sandbox(sandbox: "Sandbox") -> dict[str, Any]:
     """What run.json records as "sandbox_identity": the backend's `describe()` (image and
     its digest, the worker code's digest), else its name; "domains", the sandbox
-    domains the run graded in, each on containers of its own (harness/evaluator.py):
+    domains the run graded in, each on containers of its own (harness/core/evaluator.py):
     hidden-test scoring never shared a container with a grading whose result reached the
     agent (a run recorded without "domains" graded both in the same containers); and
     "blind_domains", those graded verdict-blind (RunRequest.blind; a run recorded

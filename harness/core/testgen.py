@@ -2,11 +2,11 @@
 the task's kind takes (asserts for a function task, input/output pairs for an io task)."""
 from __future__ import annotations
 
-from harness.calls import CallSettings, Meter, call
+from harness.core.calls import CallSettings, Meter, call
 from harness.kinds import WrittenTests
 from harness.kinds.languages.kind import kind_for, template_values
 from harness.models.base import ChatModel, Message
-from harness.prompting import Prompts
+from harness.text.prompting import Prompts
 from harness.tasks.base import Task
 
 

@@ -1,4 +1,4 @@
-"""The driver: schedules a run's units (harness/units.py) on an executor, shows
+"""The driver: schedules a run's units (harness/run/units.py) on an executor, shows
 progress, resumes, and is the only writer of the run folder.
 
 Units run on a local thread pool (harness/executors/local.py) by default, or on a
@@ -26,17 +26,17 @@ from typing import TYPE_CHECKING, Any
 from tqdm import tqdm
 
 from harness import __version__
-from harness.budget import Budget, Spend
+from harness.run.budget import Budget, Spend
 from harness.config import RunConfig
 from harness.executors.local import ExecutorFactory, run_local, thread_pool
-from harness.hostinfo import available_cores
+from harness.models.hostinfo import available_cores
 from harness.core import Stopped
-from harness.memory import MemoryStore
+from harness.core.memory import MemoryStore
 from harness.models.base import ChatModel
-from harness.prompting import Prompts
+from harness.text.prompting import Prompts
 from harness.rundata import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, read_errors, write_json
 from harness.tasks.base import TaskSet
-from harness.units import Unit, UnitFailure, UnitKey, Workbench, open_prompts, restore_lessons, units_for
+from harness.run.units import Unit, UnitFailure, UnitKey, Workbench, open_prompts, restore_lessons, units_for
 from sandbox import Sandbox
 
 # What --resume compares: the header's field, and how a change is named.
@@ -51,7 +51,7 @@ _NOT_COMPARED = {"model_identity": {"served_model", "slots"}, "tasks": {"spec", 
                  "prompts": {"folder", "overridden"}}
 
 if TYPE_CHECKING:
-    from harness.recall import FrozenPool
+    from harness.core.recall import FrozenPool
 
 
 class RunInterrupted(Exception):
@@ -97,7 +97,7 @@ def new_run_id(config: RunConfig) -> str:
 
 
 def _git_state() -> dict[str, Any]:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     try:
         commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
         status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=5)
@@ -399,7 +399,7 @@ class Runner:
                 assert self.workbench is not None, "a local run needs a model and a sandbox"
                 recall = None
                 if self.header.get("recall"):  # the pool frozen at the run's start, never the live source
-                    from harness.recall import Recall
+                    from harness.core.recall import Recall
 
                     recall = Recall.open(self.run_dir, self.config.recall_k)
                 ctx = self.workbench.context(self.config, self.run_id, memory, self.stop, recall)
@@ -448,7 +448,7 @@ class Runner:
         """The frozen recall pool's file, as text (Ray nodes need not share this disk)."""
         if not self.header.get("recall"):
             return None
-        from harness.recall import POOL_FILE
+        from harness.core.recall import POOL_FILE
 
         return (self.run_dir / POOL_FILE).read_text(encoding="utf-8")
 
@@ -481,7 +481,7 @@ def prepare_run_dir(
     `run_id`: the folder's name (default: a new one); `extra`: more of run.json (the
     task check, the estimate)."""
     if config.recall_from and frozen is None:
-        from harness.recall import freeze
+        from harness.core.recall import freeze
 
         frozen = freeze(config, tasks)  # raises RecallError before any folder is made
     run_id = run_id or new_run_id(config)

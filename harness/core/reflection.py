@@ -1,10 +1,10 @@
 """Self-Reflection: turns a failed implementation and its feedback into a short lesson."""
 from __future__ import annotations
 
-from harness.calls import CallSettings, Meter, call
+from harness.core.calls import CallSettings, Meter, call
 from harness.models.base import ChatModel, Message
 from harness.kinds.languages.kind import kind_for, template_values
-from harness.prompting import Prompts
+from harness.text.prompting import Prompts
 from harness.tasks.base import Task
 
 MAX_LESSON_CHARS = 800

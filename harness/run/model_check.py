@@ -20,7 +20,7 @@ from harness.models.base import ChatModel, Message, ModelError, WrappedModel
 
 # The one message of the check: data beside the harness's other data, not a prompt of the
 # run's prompt set (it decides no answer; the set's digest does not cover it).
-CHECK_FILE = Path(__file__).resolve().parent / "data" / "model_check.txt"
+CHECK_FILE = Path(__file__).resolve().parents[1] / "data" / "model_check.txt"
 CHECK_MAX_TOKENS = 8
 CHECK_RETRIES = 2  # the check's own client: a closed port is told in about 1.5 s, a brief 429 or 503 still passes
 SKIP_FLAG = "--no-model-check"

@@ -4,11 +4,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from harness.calls import CallSettings, Meter, call
-from harness.extract import UnparseableOutput
+from harness.core.calls import CallSettings, Meter, call
+from harness.text.extract import UnparseableOutput
 from harness.kinds.languages.kind import code_fence, kind_for, template_values
 from harness.models.base import ChatModel, Message
-from harness.prompting import Prompts
+from harness.text.prompting import Prompts
 from harness.tasks.base import Task
 
 

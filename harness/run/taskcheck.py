@@ -19,10 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from harness.actor import graded_program
-from harness.evaluator import HIDDEN, Evaluation, Evaluator
+from harness.core.actor import graded_program
+from harness.core.evaluator import HIDDEN, Evaluation, Evaluator
 from harness.kinds.languages.kind import kind_for
-from harness.prompting import Prompts
+from harness.text.prompting import Prompts
 from harness.tasks.base import Task
 
 OK, BROKEN, UNCHECKED = "ok", "broken", "unchecked"

@@ -27,11 +27,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from harness.actor import Previous, messages_for
+from harness.core.actor import Previous, messages_for
 from harness.kinds.base import Evaluation, IoFailure
 from harness.kinds.languages.kind import kind_for, template_values
 from harness.models.base import Price
-from harness.prompting import Prompts
+from harness.text.prompting import Prompts
 from harness.rundata import TestRecord
 from harness.tasks.base import Task
 

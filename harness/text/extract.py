@@ -16,7 +16,7 @@ import builtins
 import re
 from dataclasses import dataclass
 
-from harness.parsing import try_parse, syntax_problem
+from harness.text.parsing import try_parse, syntax_problem
 
 # A fence: "```", a tag (any, or none) and the rest of that line; the body; a closing
 # fence at the start of a line or, for a code block, the end of the text (answers get cut
