@@ -438,8 +438,9 @@ class _ContainerChannel(_Channel):
                 pass
 
 
-def remove_stale_containers(client) -> int:
-    """Remove sandbox containers left by harness processes that no longer run here.
+def remove_stale_containers(client, kind: str = "worker") -> int:
+    """Remove sandbox containers (of `kind`: "worker", "workspace") left by harness
+    processes that no longer run here.
 
     Usually there are none: a container's worker exits when its host process goes
     (stdin closes) and the engine removes it. Containers of live processes, here or
@@ -453,7 +454,7 @@ def remove_stale_containers(client) -> int:
     # sparse: the list answer itself, no inspect per container. A non-sparse list
     # inspects each one and fails with NotFound when one removes itself meanwhile
     # (exactly what a killed run's containers do while the next run starts).
-    for container in client.containers.list(all=True, sparse=True, filters={"label": f"{LABEL}=worker"}):
+    for container in client.containers.list(all=True, sparse=True, filters={"label": f"{LABEL}={kind}"}):
         labels = container.attrs.get("Labels") or {}
         owner_host, _, pid = labels.get(OWNER_LABEL, ":").partition(":")
         if owner_host == host:
