@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import posixpath
+import re
 import select
 import socket
 import struct
@@ -47,7 +48,12 @@ PID1 = ("trap 'kill -KILL -1 2>/dev/null' USR1; trap '' TERM INT HUP; "
         "while :; do sleep 2147483647 & wait $!; done")
 # Prefix of every exec as the commands' user: what an earlier command left ends first.
 SWEEP = "kill -KILL -1 2>/dev/null; ulimit -f {blocks}; "
-RUN = 'bash -c "$1" </dev/null 2>&1; code=$?; kill -KILL -1 2>/dev/null; exit $code'
+# A command: its output all on stdout; the wrapper's own stderr carries only its end
+# (with the exit code), so a missing end means the command killed its wrapper, and PID 1
+# is told to end what it left.
+RUN = ('bash -c "$1" </dev/null 2>&1; code=$?; kill -KILL -1 2>/dev/null; '
+       'printf "workspace-end %d\\n" "$code" >&2; exit $code')
+_END = re.compile(rb"workspace-end (\d+)\n")
 GRACE_S = 10.0  # after the time limit's sweep, for the exec's stream to close
 START_TIMEOUT_S = 60.0
 _STDERR = 2
@@ -163,8 +169,8 @@ class DockerWorkspace(ScriptedWorkspace):
             raise WorkspaceError(f"laying out the workspace failed (exit {code}): {out.text()[-300:]}")
         if b"no git" in bytes(out.head):
             return  # diff and apply_patch say so when asked
-        code, out = self._exec(["bash", "-c", BASE_SCRIPT, "workspace", self._root, BASE_GIT, "bare"],
-                               user="0:0", env=GIT_ENV, cap=4096, timeout_s=300.0)
+        code, out, _ = self._exec(["bash", "-c", BASE_SCRIPT, "workspace", self._root, BASE_GIT, "bare"],
+                                  user="0:0", env=GIT_ENV, cap=4096, timeout_s=300.0)
         if code != 0:
             raise WorkspaceError(f"making the workspace's start failed: {out.text()[-300:]}")
         self._base = BASE_GIT
@@ -176,9 +182,9 @@ class DockerWorkspace(ScriptedWorkspace):
     # --- execs --------------------------------------------------------------------
 
     def _exec(self, argv: list[str], *, user: str, env: dict[str, str], cap: int, timeout_s: float,
-              stdin: bytes | None = None, merge: bool = True) -> tuple[int | None, OutputCap]:
-        """One exec; its stdout (with stderr when `merge`) in a cap; exit code None when
-        `timeout_s` passed (its processes are then swept by PID 1)."""
+              stdin: bytes | None = None, merge: bool = True) -> tuple[int | None, OutputCap, OutputCap | None]:
+        """One exec: its stdout (with its stderr when `merge`, else apart) in caps, and its
+        exit code; None when `timeout_s` passed (PID 1 then ends its processes)."""
         api = self._client.api
         created = self._exec_create(argv, user=user, env=env, stdin=stdin is not None)
         sock = api.exec_start(created, socket=True)
@@ -192,23 +198,23 @@ class DockerWorkspace(ScriptedWorkspace):
             if not _read_frames(raw, out, err, time.monotonic() + timeout_s):
                 api.kill(self._container.id, signal="SIGUSR1")
                 if not _read_frames(raw, out, err, time.monotonic() + GRACE_S):
+                    self.close()
                     raise WorkspaceError("a command's processes outlived its time limit; the workspace is closed")
-                return None, out
+                return None, out, err
         finally:
             for closing in (raw, sock):
                 try:
                     closing.close()
                 except OSError:
                     pass
+        if err is not None and (end := _END.findall(bytes(err.head + err.tail))):
+            return int(end[-1]), out, err
         for _ in range(50):  # the engine records the exit code just after the stream ends
             found = api.exec_inspect(created)
             if not found.get("Running"):
                 break
             time.sleep(0.01)
-        code = found.get("ExitCode")
-        if err is not None and code not in (0, 10, 11, 12, 13, 14):
-            out.add(bytes(err.head + err.tail))  # a failed script's own words
-        return code, out
+        return found.get("ExitCode"), out, err
 
     def _exec_create(self, argv: list[str], *, user: str, env: dict[str, str], stdin: bool) -> str:
         """exec_create, retried a few times after a sweep: at the process cap (a fork
@@ -233,10 +239,12 @@ class DockerWorkspace(ScriptedWorkspace):
 
     def _script(self, script: str, args: Sequence[str], *, stdin: bytes | None = None,
                 cap: int, timeout_s: float = 300.0) -> tuple[int | None, OutputCap]:
-        code, out = self._exec(["bash", "-c", self._as_user(script), "workspace", *args], user=USER,
-                               env=GIT_ENV, cap=cap, timeout_s=timeout_s, stdin=stdin, merge=False)
+        code, out, err = self._exec(["bash", "-c", self._as_user(script), "workspace", *args], user=USER,
+                                    env=GIT_ENV, cap=cap, timeout_s=timeout_s, stdin=stdin, merge=False)
         if code is None:
             raise WorkspaceError(f"a workspace step took over {timeout_s:.0f} s")
+        if err is not None and code not in (0, 10, 11, 12, 13, 14):
+            out.add(bytes(err.head + err.tail))  # a failed script's own words
         return code, out
 
     def run(self, command: str, *, timeout_s: float | None = None) -> CommandResult:
@@ -247,8 +255,11 @@ class DockerWorkspace(ScriptedWorkspace):
         with self._lock:
             started = time.monotonic()
             try:
-                code, out = self._exec(["bash", "-c", self._as_user(RUN), "workspace", command], user=USER,
-                                       env=COMMAND_ENV, cap=limits.max_output_bytes, timeout_s=timeout)
+                code, out, err = self._exec(["bash", "-c", self._as_user(RUN), "workspace", command], user=USER,
+                                            env=COMMAND_ENV, cap=limits.max_output_bytes, timeout_s=timeout,
+                                            merge=False)
+                if code is not None and not _END.search(bytes(err.head + err.tail)):
+                    self._client.api.kill(self._container.id, signal="SIGUSR1")
             except docker.errors.DockerException as exc:
                 raise WorkspaceError(f"the Docker engine failed to run a command in the workspace: {exc}") from exc
             return CommandResult(code, out.text(), code is None, time.monotonic() - started)
