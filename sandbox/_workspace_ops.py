@@ -48,6 +48,7 @@ class ScriptedWorkspace:
     spec: WorkspaceSpec
     _root: str  # the folder's canonical path where the scripts run
     _base: str | None  # the harness's git directory of the start; None: no git in the image
+    _scratch: str  # a folder for the diff's index and objects (the commands' user may write it)
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -101,7 +102,7 @@ class ScriptedWorkspace:
         cap = self.spec.limits.max_diff_bytes
         specs = [f":(exclude,glob){pattern}" for pattern in exclude]
         with self._lock:
-            code, out = self._script(DIFF_SCRIPT, [self._root, base, str(cap), *specs], cap=2 * cap + 2)
+            code, out = self._script(DIFF_SCRIPT, [self._root, base, str(cap), self._scratch, *specs], cap=2 * cap + 2)
         if code != 0:
             raise WorkspaceError(f"the workspace's diff failed (exit {code}): {out.text()[-500:]}")
         text = bytes(out.head).decode(errors="replace") if out.cut else out.text()

@@ -66,6 +66,7 @@ class PatchFile:
     binary: bool  # git said "Binary files ... differ": the patch does not carry the content
     size: int  # bytes of the file's part of the patch
     symlink_target: str | None = None  # a symlink's new target
+    names: tuple[str, ...] = ()  # every name the file's headers give (`path` is the last)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,8 @@ class PatchSummary:
                 found.append(f"{entry.path}: a binary file")
             if entry.mode == "160000":
                 found.append(f"{entry.path}: a nested repository")
-            if entry.symlink_target is not None and leaves_root(entry.path, entry.symlink_target):
+            if entry.symlink_target is not None and any(
+                    leaves_root(name, entry.symlink_target) for name in entry.names or (entry.path,)):
                 found.append(f"{entry.path}: a symlink leaving the folder (to {entry.symlink_target})")
         return found
 
@@ -197,47 +199,114 @@ class OutputCap:
 
 # --- patches ------------------------------------------------------------------------
 
-_DIFF_HEADER = re.compile(r"^diff --git a/(.*) b/(.*)$")
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 
 
 def summarize_patch(text: str) -> PatchSummary:
-    """What a git-style patch holds: each file's status, mode, whether it is binary or a
-    symlink (and its target), and its size; and the `# omitted:` lines Workspace.diff
-    writes. A file's path is taken from `diff --git`; a path with spaces or quotes is
-    read as git writes it unquoted, which is enough to list it."""
-    omitted = tuple(line[len("# omitted: "):] for line in text.splitlines() if line.startswith("# omitted: "))
-    sections = re.split(r"(?m)^(?=diff --git )", text)
-    files = tuple(_summarize_file(section) for section in sections if section.startswith("diff --git "))
-    return PatchSummary(files=files, size=len(text.encode()), omitted=omitted)
-
-
-def _summarize_file(section: str) -> PatchFile:
-    lines = section.splitlines()
-    match = _DIFF_HEADER.match(lines[0])
-    path = match.group(2) if match else lines[0][len("diff --git "):]
-    status: Literal["added", "modified", "deleted"] = "modified"
-    mode, binary, added = "", False, []
-    in_hunk = False
-    for line in lines[1:]:
-        if in_hunk:
-            if line.startswith("+"):
-                added.append(line[1:])
+    """What a patch holds, git's format or a plain unified diff: each file's status and
+    new mode, whether it is binary or a symlink (and its target), and its size; and the
+    `# omitted:` lines Workspace.diff writes. Hunks are read by their line counts, so a
+    hunk line cannot pass for a header. A file's path is every name its headers give
+    (`diff --git`, `---`, `+++`): a symlink is said to leave the folder when it does so
+    from any of them."""
+    lines = text.split("\n")
+    omitted = tuple(line[len("# omitted: "):] for line in lines if line.startswith("# omitted: "))
+    files: list[_Entry] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith("diff --git "):
+            files.append(_Entry(names=_header_names(line[len("diff --git "):])))
+        elif line.startswith("--- ") and index + 1 < len(lines) and lines[index + 1].startswith("+++ "):
+            if not files or files[-1].closed or files[-1].plain_headers:
+                files.append(_Entry())
+            files[-1].read_headers(line, lines[index + 1])
+            index += 1
+        elif files and (match := _HUNK.match(line)):
+            index = files[-1].read_hunk(lines, index, match)
             continue
+        elif files:
+            files[-1].read_extended(line)
+        if files:
+            files[-1].size += len(line) + 1
+        index += 1
+    return PatchSummary(files=tuple(entry.summary() for entry in files), size=len(text.encode()), omitted=omitted)
+
+
+def _strip_prefix(name: str) -> str:
+    name = name.strip().split("\t")[0].strip('"')
+    return name[2:] if name[:2] in ("a/", "b/") else name
+
+
+def _header_names(rest: str) -> list[str]:
+    match = re.match(r"^(.*?) (\"?b/.*)$", rest)
+    return [_strip_prefix(part) for part in (match.groups() if match else (rest,))]
+
+
+class _Entry:
+    """One file of a patch while it is read (summarize_patch)."""
+
+    def __init__(self, names: list[str] | None = None) -> None:
+        self.names = list(names or [])
+        self.status = "modified"
+        self.mode = ""
+        self.binary = False
+        self.added: list[str] = []
+        self.size = 0
+        self.closed = False  # a hunk was read: the next headers start another file
+        self.plain_headers = False
+
+    def read_headers(self, old: str, new: str) -> None:
+        self.plain_headers = True
+        self.size += len(old) + 1
+        for header, status in ((old, "added"), (new, "deleted")):
+            name = header[4:]
+            if name.split("\t")[0].strip() == "/dev/null":
+                self.status = status
+            else:
+                self.names.append(_strip_prefix(name))
+
+    def read_extended(self, line: str) -> None:
+        words = line.split()
         if line.startswith("new file mode "):
-            status, mode = "added", line.split()[-1]
+            self.status, self.mode = "added", words[-1]
         elif line.startswith("deleted file mode "):
-            status = "deleted"
+            self.status = "deleted"
         elif line.startswith("new mode "):
-            mode = line.split()[-1]
-        elif line.startswith("index ") and len(line.split()) == 3 and not mode:
-            mode = line.split()[-1]
+            self.mode = words[-1]
+        elif line.startswith("index ") and len(words) == 3 and not self.mode:
+            self.mode = words[-1]
         elif line.startswith("Binary files ") or line == "GIT binary patch":
-            binary = True
-        elif line.startswith("@@"):
-            in_hunk = True
-    target = "\n".join(added) if mode == "120000" and status != "deleted" else None
-    return PatchFile(path=path, status=status, mode=mode if status != "deleted" else "", binary=binary,
-                     size=len(section.encode()), symlink_target=target)
+            self.binary = True
+
+    def read_hunk(self, lines: list[str], index: int, match: re.Match) -> int:
+        """Read the hunk at `index` by its counts; the index after it."""
+        old_left = int(match.group(1) or 1) if match.group(1) != "0" else 0
+        new_left = int(match.group(2) or 1) if match.group(2) != "0" else 0
+        self.closed = True
+        self.size += len(lines[index]) + 1
+        index += 1
+        while index < len(lines) and (old_left > 0 or new_left > 0 or lines[index].startswith("\\")):
+            line = lines[index]
+            if line.startswith("+"):
+                new_left -= 1
+                self.added.append(line[1:])
+            elif line.startswith("-"):
+                old_left -= 1
+            elif line.startswith("\\"):
+                pass
+            else:
+                old_left -= 1
+                new_left -= 1
+            self.size += len(line) + 1
+            index += 1
+        return index
+
+    def summary(self) -> PatchFile:
+        path = self.names[-1] if self.names else "?"
+        target = "\n".join(self.added) if self.mode == "120000" and self.status != "deleted" else None
+        return PatchFile(path=path, status=self.status, mode=self.mode if self.status != "deleted" else "",
+                         binary=self.binary, size=self.size, symlink_target=target, names=tuple(dict.fromkeys(self.names)))
 
 
 # --- the scripts every backend runs (bash, coreutils, tar, git) -----------------------
@@ -295,13 +364,14 @@ if [ "$mode" = bare ]; then exit 0; fi
 g config core.bare false
 """
 
-# The diff from the start in the base's own objects plus a private index and object
-# folder under a fresh temporary folder: nothing is written to the base.
+# The diff from the start: the base's objects plus a private index and object folder in
+# $4, a folder only the harness's steps use (emptied first: a command may have filled
+# it). Files a command made unreadable to their owner are made readable first.
 DIFF_SCRIPT = r"""
-root=$1 base=$2 cap=$3; shift 3
-t=$(mktemp -d) || exit 3
-trap 'rm -rf -- "$t"' EXIT
-mkdir "$t/objects" && cp -- "$base/index" "$t/index" || exit 3
+root=$1 base=$2 cap=$3 t=$4; shift 4
+find "$t" -mindepth 1 -delete 2>/dev/null
+mkdir -p "$t/objects" && cp -- "$base/index" "$t/index" || exit 3
+chmod -R u+rX -- "$root" 2>/dev/null
 export GIT_INDEX_FILE="$t/index" GIT_OBJECT_DIRECTORY="$t/objects" GIT_ALTERNATE_OBJECT_DIRECTORIES="$base/objects"
 g() { git --git-dir="$base" --work-tree="$root" "$@"; }
 spec=(. "$@")
@@ -311,6 +381,9 @@ while IFS= read -r -d '' entry; do
 done < <(find "$root" -name .git -prune -o -type f -size +"$cap"c -printf '%s %P\0')
 g add -A -- "${spec[@]}" >/dev/null 2>"$t/err" || { cat "$t/err" >&2; exit 4; }
 g diff --cached --no-color --no-ext-diff --no-textconv --no-renames --full-index HEAD -- "${spec[@]}"
+code=$?
+find "$t" -mindepth 1 -delete 2>/dev/null
+exit $code
 """
 
 APPLY_SCRIPT = r"""

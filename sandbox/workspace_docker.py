@@ -43,6 +43,7 @@ from sandbox.workspace import (
 USER = "65534:65534"
 BASE_DIR = "/run/workspace-base"  # the start's git directory, root's tmpfs
 BASE_GIT = f"{BASE_DIR}/start.git"
+SCRATCH_DIR = "/run/workspace-diff"  # the diff's index and objects (emptied by each diff)
 # PID 1: waits; on SIGUSR1 kills every process of its user but itself.
 PID1 = ("trap 'kill -KILL -1 2>/dev/null' USR1; trap '' TERM INT HUP; "
         "while :; do sleep 2147483647 & wait $!; done")
@@ -101,6 +102,7 @@ class DockerWorkspace(ScriptedWorkspace):
         self._image = resolve_image(spec.image)
         self._client = connect()
         self._base = None
+        self._scratch = SCRATCH_DIR
         self._container = None
         self._finalizer = weakref.finalize(self, DockerWorkspace._shutdown, self._client, [None])
         try:
@@ -126,13 +128,15 @@ class DockerWorkspace(ScriptedWorkspace):
         limits = self.spec.limits
         options = host_options(SandboxConfig(limits=Limits(memory_mb=limits.memory_mb, pids=limits.pids,
                                                            cpus=limits.cpus)), tmpfs_mb=limits.tmp_mb)
-        memory = f"{int(options['mem_limit'][:-1]) + limits.disk_mb}m"  # the folder's tmpfs comes on top
+        # The folder's tmpfs comes on top (and the start and the diff's scratch: copies of it).
+        memory = f"{int(options['mem_limit'][:-1]) + 2 * limits.disk_mb}m"
         options["mem_limit"] = options["memswap_limit"] = memory
         options["auto_remove"] = True
         tmpfs = options["tmpfs"]
         tmpfs["/tmp"] += ",exec"  # a command's own scripts and builds run from there
         tmpfs[self._root] = f"size={limits.disk_mb}m,nr_inodes={4 * TMPFS_INODES},mode=0755,uid=65534,gid=65534,exec"
         tmpfs[BASE_DIR] = f"size={limits.disk_mb}m,mode=0755"
+        tmpfs[SCRATCH_DIR] = f"size={limits.disk_mb}m,mode=0700,uid=65534,gid=65534"
         host_config = self._client.api.create_host_config(**options)
         host_config["MaskedPaths"] = list(MASKED_PATHS)
         created = self._client.api.create_container(

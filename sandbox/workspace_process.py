@@ -85,8 +85,9 @@ class ProcessWorkspace(ScriptedWorkspace):
         self._finalizer = weakref.finalize(self, _remove_tree, self._home)
         self._root = os.path.join(os.path.realpath(self._home), "folder")
         self._tmp = os.path.join(self._home, "tmp")
-        os.mkdir(self._root, 0o755)
-        os.mkdir(self._tmp, 0o700)
+        self._scratch = os.path.join(self._home, "diff")
+        for folder in (self._root, self._tmp, self._scratch):
+            os.mkdir(folder, 0o755 if folder == self._root else 0o700)
         self._base = None
         code, out = self._script(LAYOUT_SCRIPT, [self._root], stdin=files_tar(spec.files), cap=4096)
         if code != 0:

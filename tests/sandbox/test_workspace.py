@@ -103,6 +103,22 @@ def test_summary_lists_binary_files_symlinks_and_sizes():
     assert any("over the cap" in line for line in problems)
 
 
+def test_summary_reads_plain_diffs_by_their_hunk_counts():
+    patch = ("--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n--- not a header\n+++ nor this\n keep\n"
+             "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hi\n")
+    summary = summarize_patch(patch)
+    assert [(f.path, f.status) for f in summary.files] == [("x.py", "modified"), ("new.txt", "added")]
+
+
+def test_a_symlink_is_judged_from_every_name_its_headers_give():
+    # The header claims a deep path; the +++ line (what git writes) names a shallow one.
+    patch = ("diff --git a/d1/d2/l b/d1/d2/l\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n"
+             "+++ b/l\n@@ -0,0 +1 @@\n+../x\n\\ No newline at end of file\n")
+    [entry] = summarize_patch(patch).files
+    assert set(entry.names) == {"d1/d2/l", "l"}
+    assert any("symlink leaving" in line for line in summarize_patch(patch).problems())
+
+
 # --- conformance: both backends ------------------------------------------------------
 
 
@@ -228,6 +244,13 @@ def test_without_git_base_the_folder_has_no_repository_but_a_diff(open_ws):
     assert ws.run("test -e .git").exit_code == 1
     ws.write_file("README", b"other\n")
     assert [f.path for f in summarize_patch(ws.diff()).files] == ["README"]
+
+
+def test_what_a_command_leaves_cannot_make_the_diff_fail(ws):
+    ws.run("echo x >> README; mkdir -p locked/in && echo y > locked/in/f && chmod 000 locked/in/f locked/in locked;"
+           " echo z > unreadable && chmod 000 unreadable")
+    paths = {f.path for f in summarize_patch(ws.diff()).files}
+    assert paths == {"README", "locked/in/f", "unreadable"}
 
 
 def test_an_unknown_backend_is_refused():
