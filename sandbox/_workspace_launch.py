@@ -15,14 +15,6 @@ import sys
 PR_SET_CHILD_SUBREAPER = 36
 
 
-class _Stop(Exception):
-    pass
-
-
-def _stop(signum, frame) -> None:
-    raise _Stop
-
-
 def _children() -> list[int]:
     found: list[int] = []
     for task in os.listdir("/proc/self/task"):
@@ -59,21 +51,29 @@ def main(command: str, file_bytes: int) -> None:
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         print("error: cannot become a child subreaper", file=sys.stderr, flush=True)
         sys.exit(3)
-    signal.signal(signal.SIGTERM, _stop)
+    # SIGTERM (the time limit) waits until its handler knows the command's session.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     pid = os.fork()
     if pid == 0:
         os.setsid()
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         os.dup2(1, 2)
         os.execvp("bash", ["bash", "-c", command])
-    try:
-        _, status = os.waitpid(pid, 0)
-        verdict = f"exit {os.waitstatus_to_exitcode(status)}"
-    except _Stop:
-        verdict = "timeout"
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    stopped: list[bool] = []
+
+    def stop(signum, frame) -> None:
+        stopped.append(True)
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    _, status = os.waitpid(pid, 0)
     _sweep(pid)
+    verdict = "timeout" if stopped else f"exit {os.waitstatus_to_exitcode(status)}"
     print(verdict, file=sys.stderr, flush=True)
 
 
