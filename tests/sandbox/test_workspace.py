@@ -253,6 +253,37 @@ def test_what_a_command_leaves_cannot_make_the_diff_fail(ws):
     assert paths == {"README", "locked/in/f", "unreadable"}
 
 
+def test_a_diff_applies_in_a_fresh_workspace_as_grading_would(open_ws):
+    agent = open_ws()
+    agent.run("printf 'def add(a, b):\\n    return b + a\\n' > pkg/calc.py; mkdir -p docs; echo new > docs/n.md;"
+              " rm README; chmod +x pkg/calc.py")
+    patch = agent.diff()
+    grader = open_ws()
+    result = grader.apply_patch(patch)
+    assert result.ok, result.message
+    assert grader.read_file("pkg/calc.py") == agent.read_file("pkg/calc.py")
+    assert grader.list_files() == ["docs/n.md", "pkg/calc.py"]
+    assert grader.run("test -x pkg/calc.py").exit_code == 0
+    assert summarize_patch(grader.diff()).files == summarize_patch(patch).files
+
+
+def test_binary_files_in_the_diff_are_said(ws):
+    ws.run("printf 'a\\000b\\001' > blob.bin")
+    summary = summarize_patch(ws.diff())
+    assert [(f.path, f.binary) for f in summary.files] == [("blob.bin", True)]
+    assert not ws.apply_patch(ws.diff()).ok
+
+
+def test_file_sizes_are_capped_both_ways(open_ws):
+    ws = open_ws(limits=WorkspaceLimits(max_file_mb=1))
+    with pytest.raises(WorkspaceError, match="over the file size limit"):
+        ws.write_file("big", b"x" * (1024 * 1024 + 1))
+    assert ws.run("head -c 2000000 /dev/zero > big").exit_code != 0
+    assert ws.run("stat -c %s big").output.strip() == str(1024 * 1024)
+    with pytest.raises(WorkspaceError, match="over the limit"):
+        ws.read_file("big", max_bytes=1000)
+
+
 def test_an_unknown_backend_is_refused():
     with pytest.raises(ValueError, match="unknown workspace backend"):
         open_workspace(SandboxConfig(backend="nope"), WorkspaceSpec(image="x"))
