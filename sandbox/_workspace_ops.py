@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import io
 import tarfile
+import tempfile
 import threading
-from typing import Sequence
+from typing import BinaryIO, Sequence
 
 from sandbox.workspace import (
     APPLY_SCRIPT,
@@ -27,11 +28,12 @@ OWN_TIMEOUT_S = 300.0  # the harness's own steps (lay-out, base, diff, apply): n
 LIST_CAP_BYTES = 8 * 1024 * 1024
 
 
-def files_tar(files: Sequence[tuple[str, bytes]], prefix: tarfile.TarFile | None = None) -> bytes:
+def files_tar(files: Sequence[tuple[str, bytes]], prefix: tarfile.TarFile | None = None) -> BinaryIO:
     """A tar of `files` (paths checked: relative, inside the folder), after the members
-    of `prefix` (the image's own content at the folder, already relative)."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
+    of `prefix` (the image's own content at the folder, already relative), rewound;
+    spooled to disk when large."""
+    spool = tempfile.SpooledTemporaryFile(max_size=64 * 1024 * 1024)
+    with tarfile.open(fileobj=spool, mode="w") as tar:
         if prefix is not None:
             for member in prefix:
                 tar.addfile(member, prefix.extractfile(member) if member.isfile() else None)
@@ -39,7 +41,8 @@ def files_tar(files: Sequence[tuple[str, bytes]], prefix: tarfile.TarFile | None
             info = tarfile.TarInfo(relative_path(path))
             info.size, info.mode = len(data), 0o644
             tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    spool.seek(0)
+    return spool
 
 
 class ScriptedWorkspace:
@@ -53,7 +56,7 @@ class ScriptedWorkspace:
     def __init__(self) -> None:
         self._lock = threading.Lock()
 
-    def _script(self, script: str, args: Sequence[str], *, stdin: bytes | None = None,
+    def _script(self, script: str, args: Sequence[str], *, stdin: bytes | BinaryIO | None = None,
                 cap: int, timeout_s: float = OWN_TIMEOUT_S) -> tuple[int | None, OutputCap]:
         raise NotImplementedError
 

@@ -20,10 +20,11 @@ import select
 import socket
 import struct
 import tarfile
+import tempfile
 import threading
 import time
 import weakref
-from typing import Sequence
+from typing import BinaryIO, Sequence
 
 from sandbox._engine import LABEL, connect, resolve_image
 from sandbox._workspace_ops import ScriptedWorkspace, files_tar
@@ -56,7 +57,7 @@ RUN = ('bash -c "$1" </dev/null 2>&1; code=$?; kill -KILL -1 2>/dev/null; '
        'printf "workspace-end %d\\n" "$code" >&2; exit $code')
 _END = re.compile(rb"workspace-end (\d+)\n")
 GRACE_S = 10.0  # after the time limit's sweep, for the exec's stream to close
-START_TIMEOUT_S = 60.0
+SPOOL_BYTES = 64 * 1024 * 1024  # an image's content beyond this waits on disk, not in memory
 _STDERR = 2
 
 
@@ -86,6 +87,16 @@ def _read_frames(raw: socket.socket, out: OutputCap, err: OutputCap | None, dead
             chunk, pending = pending[:need], pending[need:]
             need -= len(chunk)
             target.add(chunk)
+
+
+def _send(raw: socket.socket, data: bytes | BinaryIO) -> None:
+    """Write an exec's stdin whole, then close it (a file is sent a megabyte at a time)."""
+    if isinstance(data, bytes):
+        raw.sendall(data)
+    else:
+        while chunk := data.read(1024 * 1024):
+            raw.sendall(chunk)
+    raw.shutdown(socket.SHUT_WR)
 
 
 class DockerWorkspace(ScriptedWorkspace):
@@ -149,21 +160,27 @@ class DockerWorkspace(ScriptedWorkspace):
 
     def _image_content(self) -> tarfile.TarFile | None:
         """What the image holds at the folder (read before the tmpfs covers it), its
-        members' paths made relative to the folder."""
+        members' paths made relative to the folder; spooled to disk when large."""
         import docker
 
         try:
             stream, _ = self._client.api.get_archive(self._container.id, self._root)
         except docker.errors.NotFound:
             return None
-        data = b"".join(stream)
-        source = tarfile.open(fileobj=io.BytesIO(data), mode="r:")
+        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
+        for chunk in stream:
+            spool.write(chunk)
+        spool.seek(0)
+        source = tarfile.open(fileobj=spool, mode="r:")
         members = []
         for member in source.getmembers():
             _, _, rest = member.name.partition("/")
-            if rest and not rest.startswith("../"):
-                member.name = rest
-                members.append(member)
+            if not rest:
+                continue
+            member.name = rest
+            if member.islnk():  # a hard link names its target by its path in the archive
+                member.linkname = member.linkname.partition("/")[2]
+            members.append(member)
         source.members = members
         return source if members else None
 
@@ -186,7 +203,8 @@ class DockerWorkspace(ScriptedWorkspace):
     # --- execs --------------------------------------------------------------------
 
     def _exec(self, argv: list[str], *, user: str, env: dict[str, str], cap: int, timeout_s: float,
-              stdin: bytes | None = None, merge: bool = True) -> tuple[int | None, OutputCap, OutputCap | None]:
+              stdin: bytes | BinaryIO | None = None,
+              merge: bool = True) -> tuple[int | None, OutputCap, OutputCap | None]:
         """One exec: its stdout (with its stderr when `merge`, else apart) in caps, and its
         exit code; None when `timeout_s` passed (PID 1 then ends its processes)."""
         api = self._client.api
@@ -197,8 +215,7 @@ class DockerWorkspace(ScriptedWorkspace):
         err = None if merge else OutputCap(8192)
         try:
             if stdin is not None:
-                raw.sendall(stdin)
-                raw.shutdown(socket.SHUT_WR)
+                _send(raw, stdin)
             if not _read_frames(raw, out, err, time.monotonic() + timeout_s):
                 api.kill(self._container.id, signal="SIGUSR1")
                 if not _read_frames(raw, out, err, time.monotonic() + GRACE_S):
@@ -241,7 +258,7 @@ class DockerWorkspace(ScriptedWorkspace):
     def _as_user(self, script: str) -> str:
         return SWEEP.format(blocks=self.spec.limits.max_file_mb * 1024) + script
 
-    def _script(self, script: str, args: Sequence[str], *, stdin: bytes | None = None,
+    def _script(self, script: str, args: Sequence[str], *, stdin: bytes | BinaryIO | None = None,
                 cap: int, timeout_s: float = 300.0) -> tuple[int | None, OutputCap]:
         code, out, err = self._exec(["bash", "-c", self._as_user(script), "workspace", *args], user=USER,
                                     env=GIT_ENV, cap=cap, timeout_s=timeout_s, stdin=stdin, merge=False)

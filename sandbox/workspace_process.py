@@ -89,7 +89,7 @@ class ProcessWorkspace(ScriptedWorkspace):
         for folder in (self._root, self._tmp, self._scratch):
             os.mkdir(folder, 0o755 if folder == self._root else 0o700)
         self._base = None
-        code, out = self._script(LAYOUT_SCRIPT, [self._root], stdin=files_tar(spec.files), cap=4096)
+        code, out = self._script(LAYOUT_SCRIPT, [self._root], stdin=files_tar(spec.files).read(), cap=4096)
         if code != 0:
             self.close()
             raise WorkspaceError(f"laying out the workspace failed: {out.text()[-300:]}")

@@ -340,14 +340,16 @@ def test_what_the_image_holds_at_the_folder_is_laid_out_without_its_history(open
     base = open_ws()._image
     tag = "reflexion-harness-workspace-test:held"
     (tmp_path / "Dockerfile").write_text(
-        f"FROM {base}\nUSER 0\nRUN mkdir -p /srv/repo && cd /srv/repo && echo held > held.txt && "
+        f"FROM {base}\nUSER 0\nRUN mkdir -p /srv/repo/sub && cd /srv/repo && echo held > held.txt && ln held.txt sub/hard.txt && "
+        "ln -s ../held.txt sub/soft.txt && "
         "git init -q && git -c user.name=a -c user.email=a@b add -A && git -c user.name=a -c user.email=a@b commit -qm old "
         "&& git tag v1 && echo more >> held.txt && git -c user.name=a -c user.email=a@b commit -qam future\nUSER 65534\n")
     try:
         client.images.build(path=str(tmp_path), tag=tag, rm=True, network_mode="none")
         ws = open_ws(image=tag, root="/srv/repo")
         assert ws.read_file("held.txt") == b"held\nmore\n"
-        assert ws.list_files() == ["README", "held.txt", "pkg/calc.py"]
+        assert ws.list_files() == ["README", "held.txt", "pkg/calc.py", "sub/hard.txt", "sub/soft.txt"]
+        assert ws.read_file("sub/hard.txt") == b"held\nmore\n" and ws.read_file("sub/soft.txt") == b"held\nmore\n"
         result = ws.run("git log --all --format=%s; git tag")
         assert result.output.split() == ["start"], result.output
     finally:
