@@ -366,12 +366,13 @@ g config core.bare false
 
 # The diff from the start: the base's objects plus a private index and object folder in
 # $4, a folder only the harness's steps use (emptied first: a command may have filled
-# it). Files a command made unreadable to their owner are made readable first.
+# it). Files a command made unreadable to their owner are made readable first (only
+# those: a changed ctime would make git read every file again).
 DIFF_SCRIPT = r"""
 root=$1 base=$2 cap=$3 t=$4; shift 4
 find "$t" -mindepth 1 -delete 2>/dev/null
 mkdir -p "$t/objects" && cp -- "$base/index" "$t/index" || exit 3
-chmod -R u+rX -- "$root" 2>/dev/null
+find "$root" -name .git -prune -o \( ! -perm -u+r -o -type d ! -perm -u+x \) -exec chmod u+rX {} \; 2>/dev/null
 export GIT_INDEX_FILE="$t/index" GIT_OBJECT_DIRECTORY="$t/objects" GIT_ALTERNATE_OBJECT_DIRECTORIES="$base/objects"
 g() { git --git-dir="$base" --work-tree="$root" "$@"; }
 spec=(. "$@")
