@@ -108,8 +108,11 @@ class DockerWorkspace(ScriptedWorkspace):
 
         self.spec = spec
         self._root = posixpath.normpath(spec.root)
-        if not self._root.startswith("/") or self._root == "/":
-            raise WorkspaceError(f"the workspace's root must be an absolute folder other than /, not {spec.root!r}")
+        taken = ("/tmp", "/proc", "/sys", "/dev", "/run/workspace-base", SCRATCH_DIR)
+        if not self._root.startswith("/") or self._root == "/" or any(
+                self._root == folder or self._root.startswith(folder + "/") for folder in taken):
+            raise WorkspaceError(f"the workspace's root must be an absolute folder outside {', '.join(taken)} "
+                                 f"and not /; not {spec.root!r}")
         self._image = resolve_image(spec.image)
         self._client = connect()
         self._base = None

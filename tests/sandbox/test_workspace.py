@@ -307,6 +307,13 @@ def test_the_container_is_locked_down(ws):
 
 
 @docker_only
+def test_a_root_the_container_needs_for_itself_is_refused(open_ws):
+    for root in ("/tmp", "/", "relative", "/proc/x"):
+        with pytest.raises(WorkspaceError, match="root must be"):
+            open_ws(root=root)
+
+
+@docker_only
 def test_a_fork_bomb_stops_at_the_pids_cap_and_the_next_command_answers(ws):
     ws.run("bomb() { bomb | bomb & }; bomb; sleep 3", timeout_s=10)
     result = ws.run("echo alive; ls /proc | grep -c '^[0-9]'")
