@@ -442,10 +442,11 @@ def remove_stale_containers(client, kind: str = "worker") -> int:
     """Remove sandbox containers (of `kind`: "worker", "workspace") left by harness
     processes that no longer run here.
 
-    Usually there are none: a container's worker exits when its host process goes
-    (stdin closes) and the engine removes it. Containers of live processes, here or
-    on other hosts sharing the engine, are left alone whatever their state (they may
-    be starting, or paused on purpose).
+    Usually there are no workers: a container's worker exits when its host process goes
+    (stdin closes) and the engine removes it. A workspace's container waits until its
+    harness process removes it, or, when that process died first, this does.
+    Containers of live processes, here or on other hosts sharing the engine, are left
+    alone whatever their state (they may be starting, or paused on purpose).
     """
     import docker
 

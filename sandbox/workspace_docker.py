@@ -263,8 +263,13 @@ class DockerWorkspace(ScriptedWorkspace):
 
     def _script(self, script: str, args: Sequence[str], *, stdin: bytes | BinaryIO | None = None,
                 cap: int, timeout_s: float = 300.0) -> tuple[int | None, OutputCap]:
-        code, out, err = self._exec(["bash", "-c", self._as_user(script), "workspace", *args], user=USER,
-                                    env=GIT_ENV, cap=cap, timeout_s=timeout_s, stdin=stdin, merge=False)
+        import docker
+
+        try:
+            code, out, err = self._exec(["bash", "-c", self._as_user(script), "workspace", *args], user=USER,
+                                        env=GIT_ENV, cap=cap, timeout_s=timeout_s, stdin=stdin, merge=False)
+        except docker.errors.DockerException as exc:
+            raise WorkspaceError(f"the Docker engine failed a workspace step (the container gone?): {exc}") from exc
         if code is None:
             raise WorkspaceError(f"a workspace step took over {timeout_s:.0f} s")
         if err is not None and code not in (0, 10, 11, 12, 13, 14):
