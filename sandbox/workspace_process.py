@@ -141,7 +141,8 @@ class ProcessWorkspace(ScriptedWorkspace):
         verdict = status[-1] if status else ""
         if verdict.startswith("exit "):
             return CommandResult(int(verdict.split()[1]), out.text(), False, duration)
-        return CommandResult(None, out.text(), True, duration)
+        # No verdict and no time limit: the command killed its launcher (it can: same user).
+        return CommandResult(None, out.text(), timed_out or verdict == "timeout", duration)
 
     def close(self) -> None:
         self._finalizer()

@@ -172,6 +172,16 @@ def test_no_process_of_a_command_survives_it(ws):
     assert alive(ws, marker) == []
 
 
+@pytest.mark.parametrize("backend", [pytest.param("docker", marks=pytest.mark.docker)])
+def test_a_command_that_kills_its_wrapper_leaves_nothing_running(ws):
+    # Not the process backend's: its commands run as the harness's user and can kill
+    # its launcher (the subreaper) and anything else of that user.
+    marker = "4343.0434343"
+    result = ws.run(f"setsid sleep {marker} >/dev/null 2>&1 & kill -KILL $PPID; sleep 1")
+    assert not result.timed_out
+    assert alive(ws, marker) == []
+
+
 def test_reads_and_writes_outside_the_folder_are_refused(ws):
     assert ws.run("ln -s /etc/passwd out; ln -s .. up; ln -s pkg inside").exit_code == 0
     for path in ("../x", "/etc/passwd", "out", "up/etc/passwd", "pkg/../../x"):
@@ -304,6 +314,21 @@ def test_the_container_is_locked_down(ws):
     assert lines[2] == "1" and lines[3] == "x"
     assert "Network is unreachable" in lines[4] or "unreachable" in lines[4].lower()
     assert lines[5] == "1"
+
+
+@docker_only
+def test_closing_removes_the_container(open_ws):
+    import docker
+
+    ws = open_ws()
+    container = getattr(ws, "container_id")
+    ws.close()
+    client = docker.from_env()
+    try:
+        with pytest.raises(docker.errors.NotFound):
+            client.containers.get(container)
+    finally:
+        client.close()
 
 
 @docker_only
