@@ -396,8 +396,10 @@ git --git-dir="$2" --work-tree="$1" apply --whitespace=nowarn - 2>&1
 GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": "/nonexistent",
            "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*",
            "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-# A command's: an identity for the git it runs, a home in /tmp.
-COMMAND_ENV = {"HOME": "/tmp", "GIT_AUTHOR_NAME": "agent", "GIT_AUTHOR_EMAIL": "agent@localhost",
+# A command's: an identity for the git it runs, a home in /tmp, and Python's bytecode
+# there too (not in the folder, where it would be binary files in the diff).
+COMMAND_ENV = {"HOME": "/tmp", "PYTHONPYCACHEPREFIX": "/tmp/.pycache",
+               "GIT_AUTHOR_NAME": "agent", "GIT_AUTHOR_EMAIL": "agent@localhost",
                "GIT_COMMITTER_NAME": "agent", "GIT_COMMITTER_EMAIL": "agent@localhost"}
 
 

@@ -128,7 +128,8 @@ class ProcessWorkspace(ScriptedWorkspace):
             process = subprocess.Popen(
                 [sys.executable, "-I", "-B", str(LAUNCHER), command, str(limits.max_file_mb * 1024 * 1024)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self._root,
-                env=self._env({**COMMAND_ENV, "HOME": self._tmp}), start_new_session=True)
+                env=self._env({**COMMAND_ENV, "HOME": self._tmp, "PYTHONPYCACHEPREFIX": os.path.join(self._tmp, ".pycache")}),
+                start_new_session=True)
             out = OutputCap(limits.max_output_bytes)
             try:
                 timed_out = _pump(process, out, started + timeout)

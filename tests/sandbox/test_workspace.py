@@ -139,6 +139,12 @@ def test_a_command_runs_in_the_folder_and_a_failure_is_a_result(ws):
     assert ws.run("cat README").output == "calc\n"
 
 
+def test_python_leaves_no_bytecode_in_the_folder(ws):
+    assert ws.run("python3 -c 'import pkg.calc' && python3 -m pkg.calc").exit_code == 0
+    assert ws.list_files() == ["README", "pkg/calc.py"]
+    assert ws.diff() == ""
+
+
 def test_written_files_are_seen_by_commands_and_listed(ws):
     ws.write_file("new/deep/file.txt", b"hello\n")
     assert ws.run("cat new/deep/file.txt").output == "hello\n"
