@@ -348,20 +348,25 @@ rm -rf -- "$1/.git"
 command -v git >/dev/null || echo "no git"
 """
 
-# $2: the git directory to make; `git_base` makes one at the folder's `.git` too (as the
-# commands' user). A fixed author and date: both commits are the same commit.
+# $2: the git directory to make, bare, of the folder $1 as one commit (fixed author and
+# date, no reflog). `copy` $4: $2 becomes a copy of the git directory $4 (made so
+# before) as the folder's own `.git`, made as the commands' user (git_base).
 BASE_SCRIPT = r"""
 set -e
 root=$1 dir=$2 mode=$3
+if [ "$mode" = copy ]; then
+  cp -R -- "$4" "$dir"
+  git --git-dir="$dir" config core.bare false
+  exit 0
+fi
 export GIT_AUTHOR_NAME=workspace GIT_AUTHOR_EMAIL=workspace@localhost GIT_COMMITTER_NAME=workspace \
   GIT_COMMITTER_EMAIL=workspace@localhost GIT_AUTHOR_DATE='2000-01-01T00:00:00Z' GIT_COMMITTER_DATE='2000-01-01T00:00:00Z'
 git -c init.defaultBranch=main init -q --bare "$dir"
 g() { git --git-dir="$dir" --work-tree="$root" -c core.logAllRefUpdates=false -c commit.gpgsign=false "$@"; }
 g config core.logAllRefUpdates false
+g config core.looseCompression 1
 g add -A
 g commit -q --allow-empty --no-verify -m start
-if [ "$mode" = bare ]; then exit 0; fi
-g config core.bare false
 """
 
 # The diff from the start: the base's objects plus a private index and object folder in

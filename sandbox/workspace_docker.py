@@ -199,7 +199,7 @@ class DockerWorkspace(ScriptedWorkspace):
             raise WorkspaceError(f"making the workspace's start failed: {out.text()[-300:]}")
         self._base = BASE_GIT
         if self.spec.git_base:
-            code, out = self._script(BASE_SCRIPT, [self._root, f"{self._root}/.git", "folder"], cap=4096)
+            code, out = self._script(BASE_SCRIPT, [self._root, f"{self._root}/.git", "copy", BASE_GIT], cap=4096)
             if code != 0:
                 raise WorkspaceError(f"making the folder's git failed: {out.text()[-300:]}")
 

@@ -95,8 +95,9 @@ class ProcessWorkspace(ScriptedWorkspace):
             raise WorkspaceError(f"laying out the workspace failed: {out.text()[-300:]}")
         if shutil.which("git") is not None:
             base = os.path.join(self._home, "base.git")
-            for target, mode in [(base, "bare")] + ([(os.path.join(self._root, ".git"), "folder")] if spec.git_base else []):
-                code, out = self._script(BASE_SCRIPT, [self._root, target, mode], cap=4096)
+            steps = [[base, "bare"]] + ([[os.path.join(self._root, ".git"), "copy", base]] if spec.git_base else [])
+            for step in steps:
+                code, out = self._script(BASE_SCRIPT, [self._root, *step], cap=4096)
                 if code != 0:
                     self.close()
                     raise WorkspaceError(f"making the workspace's git base failed: {out.text()[-300:]}")
