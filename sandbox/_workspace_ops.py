@@ -93,7 +93,7 @@ class ScriptedWorkspace:
         if problems:
             return PatchResult(False, "refused: " + "; ".join(problems), summary)
         if not summary.files:
-            return PatchResult(False, "refused: the patch names no file (no `diff --git` section)", summary)
+            return PatchResult(False, "refused: the patch names no file", summary)
         base = self._require_base()
         with self._lock:
             code, out = self._script(APPLY_SCRIPT, [self._root, base], stdin=patch.encode(), cap=16 * 1024)
@@ -109,13 +109,14 @@ class ScriptedWorkspace:
         if code != 0:
             raise WorkspaceError(f"the workspace's diff failed (exit {code}): {out.text()[-500:]}")
         text = bytes(out.head).decode(errors="replace") if out.cut else out.text()
-        if out.cut or len(text.encode()) > cap:
-            kept = text[:cap]
-            boundary = kept.rfind("\ndiff --git ")
-            kept = kept[:boundary + 1] if boundary >= 0 else ""
-            dropped = out.total - len(kept.encode())
-            text = f"# omitted: the diff's end ({dropped:,} bytes over the cap of {cap:,})\n" + kept
-        return text
+        if not out.cut and len(text.encode()) <= cap:
+            return text
+        first = text.find("diff --git ") if text.startswith("#") else 0
+        notes, sections = (text[:first], text[first:]) if first >= 0 else (text, "")
+        kept = sections[:max(0, cap - len(notes))]
+        kept = kept[:kept.rfind("\ndiff --git ") + 1]  # whole files only
+        dropped = out.total - len(notes.encode()) - len(kept.encode())
+        return f"# omitted: the diff's end ({dropped:,} bytes over the cap of {cap:,})\n" + notes + kept
 
     def _require_base(self) -> str:
         if self._base is None:

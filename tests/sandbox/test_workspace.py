@@ -15,6 +15,7 @@ import pytest
 from sandbox import (
     SandboxConfig,
     SandboxUnavailable,
+    Workspace,
     WorkspaceError,
     WorkspaceLimits,
     WorkspaceSpec,
@@ -123,6 +124,7 @@ def test_a_symlink_is_judged_from_every_name_its_headers_give():
 
 
 def test_files_are_laid_out_and_the_start_is_one_commit(ws):
+    assert isinstance(ws, Workspace)
     assert ws.list_files() == ["README", "pkg/calc.py"]
     assert ws.read_file("pkg/calc.py") == FILES[0][1]
     result = ws.run("git log --format=%s --all; git tag; git branch -a; git stash list; git reflog | wc -l;"
@@ -220,6 +222,17 @@ def test_the_diff_says_a_symlink_points_out_and_omits_big_files(open_ws):
     assert any("out: a symlink leaving the folder" in line for line in problems), diff
     assert any("big.txt" in line and "omitted" in line for line in problems), diff
     assert "aaaa" not in diff
+
+
+def test_a_diff_over_the_cap_keeps_whole_files_and_says_the_cut(open_ws):
+    ws = open_ws(limits=WorkspaceLimits(max_diff_bytes=2048))
+    ws.run("for i in $(seq 10 59); do printf '%0100d\\n' $i > f$i.txt; done")
+    diff = ws.diff()
+    summary = summarize_patch(diff)
+    assert diff.startswith("# omitted: the diff's end") and len(diff.encode()) <= 2048 + 100
+    assert 0 < len(summary.files) < 50 and all(f.status == "added" for f in summary.files)
+    assert diff.endswith("\n") and summary.problems(2048)
+    assert not ws.apply_patch(diff).ok
 
 
 def test_a_patch_applies_and_a_bad_one_is_a_result(ws):
