@@ -2,9 +2,9 @@
 
 The container is made with the sandbox's own lockdown (docker_backend.host_options: no
 network, memory, process and CPU caps, read-only root, cap-drop ALL, no-new-privileges,
-the seccomp profile, log driver none, masked paths) plus three tmpfs: the folder (owned
-by the commands' user, 65534), /tmp, and the start's git directory (root's: commands
-can read it, never write it). PID 1 is a shell of the commands' user that only waits,
+the seccomp profile, log driver none, masked paths) plus tmpfs: the folder (owned by
+the commands' user, 65534), /tmp, the start's git directory (root's: commands can read
+it, never write it) and the diff's scratch folder. PID 1 is a shell of the commands' user that only waits,
 and on SIGUSR1 (sent by the engine at a time limit: no process needs to start) kills
 every other process of that user. Every exec the harness makes as that user (a command,
 a file operation) first kills every process of the user but itself (`kill -KILL -1`;
@@ -13,7 +13,6 @@ reads or writes; a command's exec does so again when the command ends.
 """
 from __future__ import annotations
 
-import io
 import posixpath
 import re
 import select
@@ -21,7 +20,6 @@ import socket
 import struct
 import tarfile
 import tempfile
-import threading
 import time
 import weakref
 from typing import BinaryIO, Sequence

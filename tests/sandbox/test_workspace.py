@@ -7,7 +7,6 @@ sandbox's own, as `python -m harness sandbox build` makes it)."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 
 import pytest
