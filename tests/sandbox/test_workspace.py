@@ -326,12 +326,14 @@ docker_only = pytest.mark.parametrize("backend", [pytest.param("docker", marks=p
 def test_the_container_is_locked_down(ws):
     result = ws.run("id -u; grep CapEff /proc/self/status; touch /etc/x 2>&1 | grep -c 'Read-only';"
                     " echo x > /tmp/t && cat /tmp/t; python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 2)'"
-                    " 2>&1 | tail -1; touch /run/workspace-base/start.git/x 2>&1 | grep -c denied")
+                    " 2>&1 | tail -1; touch /run/workspace-base/start.git/x 2>&1 | grep -c denied;"
+                    " grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status | tr -s '\\t' ' '")
     lines = result.output.splitlines()
     assert lines[0] == "65534" and lines[1].split() == ["CapEff:", "0000000000000000"]
     assert lines[2] == "1" and lines[3] == "x"
     assert "Network is unreachable" in lines[4] or "unreachable" in lines[4].lower()
     assert lines[5] == "1"
+    assert lines[6:8] == ["NoNewPrivs: 1", "Seccomp: 2"], result.output
 
 
 @docker_only
