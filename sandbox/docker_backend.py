@@ -438,13 +438,15 @@ class _ContainerChannel(_Channel):
                 pass
 
 
-def remove_stale_containers(client) -> int:
-    """Remove sandbox containers left by harness processes that no longer run here.
+def remove_stale_containers(client, kind: str = "worker") -> int:
+    """Remove sandbox containers (of `kind`: "worker", "workspace") left by harness
+    processes that no longer run here.
 
-    Usually there are none: a container's worker exits when its host process goes
-    (stdin closes) and the engine removes it. Containers of live processes, here or
-    on other hosts sharing the engine, are left alone whatever their state (they may
-    be starting, or paused on purpose).
+    Usually there are no workers: a container's worker exits when its host process goes
+    (stdin closes) and the engine removes it. A workspace's container waits until its
+    harness process removes it, or, when that process died first, this does.
+    Containers of live processes, here or on other hosts sharing the engine, are left
+    alone whatever their state (they may be starting, or paused on purpose).
     """
     import docker
 
@@ -453,7 +455,7 @@ def remove_stale_containers(client) -> int:
     # sparse: the list answer itself, no inspect per container. A non-sparse list
     # inspects each one and fails with NotFound when one removes itself meanwhile
     # (exactly what a killed run's containers do while the next run starts).
-    for container in client.containers.list(all=True, sparse=True, filters={"label": f"{LABEL}=worker"}):
+    for container in client.containers.list(all=True, sparse=True, filters={"label": f"{LABEL}={kind}"}):
         labels = container.attrs.get("Labels") or {}
         owner_host, _, pid = labels.get(OWNER_LABEL, ":").partition(":")
         if owner_host == host:

@@ -1,8 +1,8 @@
 """Build and check the sandbox image from the recipe in sandbox/image/.
 
-Online: FROM the official python:3.11-slim, pip installs pytest and numpy.
+Online: FROM the official python:3.11-slim, pip installs pytest and numpy, apt git.
 Offline (no registry answers): mmdebstrap a minimal Debian bookworm with python3,
-python3-pytest and python3-numpy from Debian's mirror, `docker import` it as the base,
+python3-pytest, python3-numpy and git from Debian's mirror, `docker import` it as the base,
 then the same Dockerfile on top. The base is kept, so a rebuild after a worker change
 takes seconds.
 """
@@ -34,7 +34,8 @@ from sandbox.base import SandboxConfig, SandboxUnavailable
 Mode = Literal["auto", "online", "offline"]
 ONLINE_BASE = "python:3.11-slim"
 OFFLINE_SUITE = "bookworm"
-OFFLINE_PACKAGES = ("python3", "python3-pytest", "python3-numpy")
+# git and bash (bash is in minbase): a workspace's diff and patches (sandbox/workspace.py).
+OFFLINE_PACKAGES = ("python3", "python3-pytest", "python3-numpy", "git")
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 
 
@@ -63,16 +64,18 @@ class BuildResult:
 def offline_base_tag(image: str, language: str = PYTHON) -> str:
     """The base image's tag: one per language and set of packages (a changed package list
     makes a new base)."""
-    repository = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
-    if language == PYTHON:
-        return f"{repository}-base:{OFFLINE_SUITE}"
     import hashlib
     import json
 
+    repository = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+    if language == PYTHON:
+        key = hashlib.sha256(json.dumps(OFFLINE_PACKAGES).encode()).hexdigest()[:8]
+        return f"{repository}-base:{OFFLINE_SUITE}-{key}"
     from sandbox.toolchains import toolchain
 
     chain = toolchain(language)
-    key = hashlib.sha256(json.dumps([chain.packages, chain.apt_suites]).encode()).hexdigest()[:8]
+    packages = [OFFLINE_PACKAGES, chain.packages, chain.apt_suites]
+    key = hashlib.sha256(json.dumps(packages).encode()).hexdigest()[:8]
     return f"{repository}-base:{OFFLINE_SUITE}-{key}"
 
 

@@ -8,7 +8,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from importlib import metadata
 
+from typing import TYPE_CHECKING
+
 from sandbox.base import PYTHON, RunRequest, Sandbox, SandboxConfig, SandboxUnavailable
+
+if TYPE_CHECKING:
+    from sandbox.workspace import Workspace, WorkspaceSpec
 
 # name -> "module:factory"; a factory takes a SandboxConfig and returns a Sandbox.
 BUILTIN_BACKENDS: dict[str, str] = {
@@ -19,14 +24,41 @@ BUILTIN_BACKENDS: dict[str, str] = {
 
 ENTRY_POINT_GROUP = "reflexion_harness.sandboxes"
 
+# name -> "module:factory"; a factory takes a SandboxConfig and a WorkspaceSpec and
+# returns a Workspace (sandbox/workspace.py). Other packages add theirs through the
+# entry point group `reflexion_harness.workspaces`.
+_WORKSPACES: dict[str, str] = {
+    "docker": "sandbox.workspace_docker:DockerWorkspace",
+    "process": "sandbox.workspace_process:ProcessWorkspace",
+}
+WORKSPACE_ENTRY_POINT_GROUP = "reflexion_harness.workspaces"
 
-def _backends() -> dict[str, str]:
-    found = dict(BUILTIN_BACKENDS)
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+
+def _backends(built_in: dict[str, str] = BUILTIN_BACKENDS, group: str = ENTRY_POINT_GROUP) -> dict[str, str]:
+    found = dict(built_in)
+    for ep in metadata.entry_points(group=group):
         if ep.name in found and found[ep.name] != ep.value:
             raise ValueError(f"sandbox {ep.name!r} is defined twice: {found[ep.name]} and the entry point {ep.value}")
         found[ep.name] = ep.value
     return found
+
+
+def _load(target: str):
+    module_name, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def open_workspace(config: SandboxConfig, spec: "WorkspaceSpec") -> "Workspace":
+    """A workspace of the backend `config.backend` (sandbox/workspace.py), started from
+    `spec`; the caller closes it (it is also a context manager)."""
+    backends = _backends(_WORKSPACES, WORKSPACE_ENTRY_POINT_GROUP)
+    try:
+        target = backends[config.backend]
+    except KeyError:
+        raise ValueError(
+            f"unknown workspace backend {config.backend!r}; choose one of: {', '.join(sorted(backends))}"
+        ) from None
+    return _load(target)(config, spec)
 
 
 def backend_names() -> list[str]:
@@ -44,8 +76,7 @@ def open_sandbox(config: SandboxConfig) -> Sandbox:
         raise ValueError(
             f"unknown sandbox {config.backend!r}; choose one of: {', '.join(sorted(backends))}"
         ) from None
-    module_name, _, attr = target.partition(":")
-    factory = getattr(importlib.import_module(module_name), attr)
+    factory = _load(target)
     others = tuple(dict.fromkeys(language for language in config.languages if language != PYTHON))
     if others:
         from sandbox.polyglot import Polyglot
