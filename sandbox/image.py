@@ -178,6 +178,22 @@ def _online_base(client, log: Callable[[str], None]) -> bool:
         return False
 
 
+def _mmdebstrap(command: list[str], tarball: Path, log: Callable[[str], None]) -> subprocess.CompletedProcess:
+    """Runs mmdebstrap, once more when it fails: with several builds at once its clean-up
+    can find the chroot's /proc still busy ("umount /proc: target is busy", "rm failed"),
+    a failure of the moment, not of the recipe."""
+    for attempt in (1, 2):
+        # stdin closed: without a tty mmdebstrap would read a sources.list from it.
+        done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        if done.returncode == 0:
+            return done
+        tarball.unlink(missing_ok=True)
+        if attempt == 1:
+            log(f"mmdebstrap failed (exit {done.returncode}): {done.stdout.strip().splitlines()[-1:]}; once more")
+    return done
+
+
 def _offline_base(client, base: str, force: bool, mirror: str, log: Callable[[str], None],
                   language: str = PYTHON) -> None:
     import docker
@@ -214,14 +230,10 @@ def _offline_base(client, base: str, force: bool, mirror: str, log: Callable[[st
         ]
         log("$ " + " ".join(command))
         started = time.monotonic()
-        # stdin closed: without a tty mmdebstrap would read a sources.list from it.
-        done = subprocess.run(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True,
-        )
+        done = _mmdebstrap(command, tarball, log)
         if done.returncode != 0:
             tail = "\n".join(done.stdout.strip().splitlines()[-15:])
-            raise BuildError(f"mmdebstrap failed (exit {done.returncode}):\n{tail}")
+            raise BuildError(f"mmdebstrap failed (exit {done.returncode}, twice):\n{tail}")
         log(f"mmdebstrap: {tarball.stat().st_size / 1e6:.0f} MB in {time.monotonic() - started:.0f} s")
         repository, tag = base.rsplit(":", 1)
         client.api.import_image_from_file(
