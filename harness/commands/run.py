@@ -166,6 +166,17 @@ def run_command(args: argparse.Namespace, cell: CellOptions | None = None) -> in
         raise UsageError(str(exc)) from None
 
 
+def budget_gate(config: RunConfig) -> Any:
+    """The gate every model call of the run passes (harness/models/gate.py): the run's
+    --max-calls and --max-cost, its model's price for a call's worst case, and the run's
+    prices for what an answer cost."""
+    from harness.models.gate import BudgetGate
+    from harness.models.prices import run_prices
+
+    return BudgetGate(config.max_calls, config.max_cost, price=run_prices_of(config)[0],
+                      prices=run_prices(config.prices, config.price_table, config.price))
+
+
 def run_prices_of(config: RunConfig) -> tuple[Any, str]:
     """The price of the run's model before any reply (the estimate, --max-cost) and where
     it comes from; (None, "") when unknown."""
@@ -291,10 +302,13 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
     if config.samples > 1 and config.temperature == 0.0:
         print("note: samples > 1 at temperature 0 gives near-identical attempts; pass@k>1 will say little", file=sys.stderr)
 
+    gate = budget_gate(config) if budget.active else None
     workbench = None
     if config.executor != "ray":  # on Ray each node opens its own (harness/executors/ray_node.py)
         try:
             shared = {"limiter": cell.limiter} if cell is not None and cell.limiter is not None else {}
+            if gate is not None:
+                shared["budget"] = gate
             workbench = open_workbench(config, prompts, languages=tuple({task.language for task in tasks.tasks}),
                                        **shared)
         except (ModelConfigError, SandboxUnavailable) as exc:
@@ -339,7 +353,7 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
     runner = Runner(
         config, run_dir, header, tasks, model, workbench.sandbox if workbench is not None else None,
         show_progress=True, prompts=prompts, resumed=args.resume is not None, allow_changed=args.resume_changed,
-        budget=budget,
+        budget=budget, gate=gate,
     )
     try:
         result = runner.execute()
@@ -513,6 +527,9 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
     budget_stop = getattr(result, "budget_stop", None)
     exit_code = EXIT_BUDGET if budget_stop else 1 if failed else 0
     summary = numbers.end_session(result.run_dir, exit_code=exit_code, timings=timings, budget_stop=budget_stop)
+    if not records and budget_stop:  # the budget refused the first call: say so, as any budget stop
+        print(f"budget: {summary['status']['text']}", file=sys.stderr)
+        return EXIT_BUDGET
     if not records:  # every attempt stopped before its first trial: nothing to report, say why
         print(_failure_line(result, failed, scored=False) if failed else
               f"error: the run recorded no trial; its folder is {result.run_dir}", file=sys.stderr)

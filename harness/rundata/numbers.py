@@ -353,9 +353,13 @@ def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records:
     done = set(a[KEYS].itertuples(index=False, name=None)) if not a.empty else set()
     redone = sum(1 for k in f.error_keys if k in done)
     open_kinds: dict[str, int] = {}
+    cut: set[Any] = set()  # unfinished attempts a budget stopped mid-way (their calls are counted)
     for e, k in zip([e for e in f.errors if fr.error_keys([e])], f.error_keys):
         if k not in done:
             kind = str(e.get("kind") or "error")
+            if kind == "budget":  # the budget stopped it mid-way: not a harness error
+                cut.add(k)
+                continue
             open_kinds[kind] = open_kinds.get(kind, 0) + 1
     ended = isinstance(session, dict) and int(session.get("trials", -1)) == n_records
     if live and not ended:  # a session is still writing (maybe its summary and report)
@@ -370,12 +374,13 @@ def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records:
         state = "interrupted"
     command = resume_command(run_dir)
     return {"state": state, "expected_attempts": expected, "complete_attempts": complete, "resumes": resumes,
-            "errors_redone": redone, "errors_open": open_kinds,
+            "errors_redone": redone, "errors_open": open_kinds, "budget_cut": len(cut),
             "resume_command": command if state in ("incomplete", "interrupted", "budget") else None,
             "budget_stop": session.get("budget_stop") if state == "budget" else None,
             "text": wording.status_text(state, complete=complete, expected=expected, resumes=resumes,
                                         errors_redone=redone, resume_command=command,
-                                        budget_stop=session.get("budget_stop") if state == "budget" else None)}
+                                        budget_stop=session.get("budget_stop") if state == "budget" else None,
+                                        cut=len(cut))}
 
 
 def _resumes(header: dict[str, Any]) -> int:
