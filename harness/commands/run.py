@@ -122,17 +122,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--view", action="store_true", help="open `harness view` beside the run (127.0.0.1; its URL is printed)")
     a("--no-model-check", dest="model_check", action="store_false",
       help="do not check the model with one cheap call before the run (an API model is checked by default, "
-           "so a server that is not running or a wrong model name stops the command before the run folder exists)")
+           "so a server that is not running or a wrong model name stops the command before the run folder exists; "
+           "a run with --max-calls or --max-cost makes no check call: every call it makes counts against its budget)")
     a("--check-tasks", action="store_const", const=True,
       help="first grade each task's reference solution (must pass) and a stub (must fail) on its hidden tests in the "
            "sandbox (as `harness tasks check`), and leave broken tasks out of the run (said in its caveats)")
     a("--estimate", action="store_true",
       help="print the expected model calls, tokens and dollars (at the fewest and at the most) from the strategies' "
            "call structure and the tasks' prompt lengths, and exit without calling the model")
-    a("--max-calls", type=int, metavar="N", help="stop cleanly once the model has answered N calls over the whole run "
-      "(cache hits not counted; calls in flight finish); exit status 3; --resume with a higher budget continues")
-    a("--max-cost", type=float, metavar="USD", help="stop cleanly once the run has spent USD dollars (needs the model's "
-      "price); exit status 3; --resume with a higher budget continues")
+    a("--max-calls", type=int, metavar="N", help="a cap: no model call starts once N have started over the whole run "
+      "(cache hits not counted); exit status 3; --resume with a higher budget continues")
+    a("--max-cost", type=float, metavar="USD", help="a cap: no model call starts that could take the run's spending past "
+      "USD dollars (what was spent plus the worst case of the calls in flight and its own: its input and its whole "
+      "max_tokens at the model's price, which it needs); exit status 3; --resume with a higher budget continues")
     p.set_defaults(func=run_command)
 
 
@@ -314,8 +316,10 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
         except (ModelConfigError, SandboxUnavailable) as exc:
             raise UsageError(str(exc)) from None
     model = workbench.model if workbench is not None else None
+    # Under a budget every request the server sees is one of the run's calls, counted and
+    # recorded: no check call outside it (a server that does not answer fails the first calls).
     checked = (_check_model(config, model, workbench, resuming=header is not None)
-               if getattr(args, "model_check", True) else None)
+               if getattr(args, "model_check", True) and not budget.active else None)
     t_ready = time.perf_counter()
 
     if header is None:
