@@ -25,8 +25,9 @@ with the same meaning; fields may be added, never renamed or removed)::
     categories: [{key, label}] (the per-task filters, each saying what it counts),
     caveats: [{key, level, text}],
     status: {state (running | complete | incomplete | interrupted | budget: a --max-calls or
-        --max-cost stopped it), text, resume_command, budget_stop ({kind, flag, limit, spent, at}),
-        expected_attempts, complete_attempts, resumes, errors_redone, errors_open},
+        --max-cost stopped it), text, resume_command, budget_stop ({kind, flag, limit, spent, cut, at[,
+        refused_usd]}), expected_attempts, complete_attempts, resumes, errors_redone, errors_open,
+        budget_cut (unfinished attempts a budget cut mid-way: errors.jsonl's kind "budget")},
     time: {elapsed_s, summed_s, sessions, text},
     cost_points (accuracy against cost: per strategy pass@1, usd and tokens per task, each
         with its CI, priced, pareto), cost_axis (dollars | tokens: tokens when a price is unknown),
