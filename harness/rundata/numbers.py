@@ -7,7 +7,7 @@ with the same meaning; fields may be added, never renamed or removed)::
 
     schema, run_id, tasks (the run's task count), tasks_compared (tasks every strategy
     completed: every figure uses these), tasks_excluded, excluded_tasks (ids), samples,
-    trials (budget), k, oracle_feedback, harness_errors (lines of errors.jsonl),
+    trials (budget), k, oracle_feedback, harness_errors (lines of errors.jsonl but a budget's cuts),
     trial_record_schema,
     strategies: {name: {pass@<k>, pass@<k>_ci95, pass^<k>, pass^<k>_ci95, pass@1_by_trial, pass@1_by_trial_ci95,
         model_calls, cached_calls, input_tokens, output_tokens, tokens, cost_usd,
@@ -352,10 +352,12 @@ def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records:
         if not a.empty else a
     complete = len(wanted)
     done = set(a[KEYS].itertuples(index=False, name=None)) if not a.empty else set()
-    redone = sum(1 for k in f.error_keys if k in done)
+    keyed = [e for e in f.errors if fr.error_keys([e])]
+    # a budget's cut is no harness error, whether a later session finished its attempt or not
+    redone = sum(1 for e, k in zip(keyed, f.error_keys) if k in done and e.get("kind") != "budget")
     open_kinds: dict[str, int] = {}
     cut: set[Any] = set()  # unfinished attempts a budget stopped mid-way (their calls are counted)
-    for e, k in zip([e for e in f.errors if fr.error_keys([e])], f.error_keys):
+    for e, k in zip(keyed, f.error_keys):
         if k not in done:
             kind = str(e.get("kind") or "error")
             if kind == "budget":  # the budget stopped it mid-way: not a harness error
@@ -444,7 +446,7 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         "k": f.ks,
         "oracle_feedback": bool(cfg.get("oracle_feedback", False)) or bool(
             n_records and trials["oracle_feedback"].astype(bool).any()),
-        "harness_errors": len(errors),
+        "harness_errors": sum(1 for e in errors if e.get("kind") != "budget"),
         "trial_record_schema": SCHEMA_VERSION,
         "strategies": strategies,
         "paired": pairs,
