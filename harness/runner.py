@@ -403,7 +403,7 @@ class Runner:
 
                 timings = RayExecution(
                     self.config, self.run_id, memory.root, memory.namespace, by_attempt, store, unit_ended,
-                    identified=self.identified, say=say, recall_pool=self._recall_pool(),
+                    identified=self.identified, say=say, recall_pool=self._recall_pool(), gate=self.gate,
                 ).run(pending)
             else:
                 assert self.workbench is not None, "a local run needs a model and a sandbox"

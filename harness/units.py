@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, Sequence
 from harness.evaluator import BLIND_DOMAINS, DOMAINS, Evaluator, GradingError
 from harness.core import AttemptContext, AttemptIncomplete, LoopSettings, Stopped, TrialLedger, lessons_of
 from harness.models.base import ChatModel, ModelSettings
-from harness.models.gate import BudgetRefused
+from harness.models.gate import BudgetGate, BudgetRefused
 from harness.models.prices import run_prices
 from harness.prompting import Prompts
 from harness.rundata import TrialRecord
@@ -105,6 +105,17 @@ def model_settings(config: "RunConfig", **extra: Any) -> ModelSettings:
         stream=config.stream,
         **extra,
     )
+
+
+def budget_gate(config: "RunConfig") -> BudgetGate:
+    """The gate every model call of the run passes (harness/models/gate.py): the run's
+    --max-calls and --max-cost, its model's price for a call's worst case, and the run's
+    prices for what an answer cost."""
+    from harness.models.prices import load_table, model_id_of, price_for
+
+    prices = run_prices(config.prices, config.price_table, config.price)
+    return BudgetGate(config.max_calls, config.max_cost, price=price_for(model_id_of(config.model), prices, load_table()),
+                      prices=prices)
 
 
 def describe_model(model: ChatModel) -> dict[str, Any]:

@@ -168,17 +168,6 @@ def run_command(args: argparse.Namespace, cell: CellOptions | None = None) -> in
         raise UsageError(str(exc)) from None
 
 
-def budget_gate(config: RunConfig) -> Any:
-    """The gate every model call of the run passes (harness/models/gate.py): the run's
-    --max-calls and --max-cost, its model's price for a call's worst case, and the run's
-    prices for what an answer cost."""
-    from harness.models.gate import BudgetGate
-    from harness.models.prices import run_prices
-
-    return BudgetGate(config.max_calls, config.max_cost, price=run_prices_of(config)[0],
-                      prices=run_prices(config.prices, config.price_table, config.price))
-
-
 def run_prices_of(config: RunConfig) -> tuple[Any, str]:
     """The price of the run's model before any reply (the estimate, --max-cost) and where
     it comes from; (None, "") when unknown."""
@@ -218,7 +207,7 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
     from harness.rundata.folder import FolderError, SessionLock
     from harness.runner import ResumeRefused, RunInterrupted, Runner, describe_changes, prepare_run_dir, resume_changes
     from harness.tasks import TaskError, load_tasks
-    from harness.units import check_prompts, open_prompts, open_workbench
+    from harness.units import budget_gate, check_prompts, open_prompts, open_workbench
     from sandbox import SandboxUnavailable
 
     from harness.budget import Budget
@@ -304,7 +293,7 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
     if config.samples > 1 and config.temperature == 0.0:
         print("note: samples > 1 at temperature 0 gives near-identical attempts; pass@k>1 will say little", file=sys.stderr)
 
-    gate = budget_gate(config) if budget.active else None
+    gate = budget_gate(config) if budget.active else None  # on Ray, the driver's: nodes ask it (GateHost)
     workbench = None
     if config.executor != "ray":  # on Ray each node opens its own (harness/executors/ray_node.py)
         try:

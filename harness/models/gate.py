@@ -71,6 +71,18 @@ def worst_case_usd(price: Price, input_tokens: int, max_tokens: int) -> float:
     return (input_tokens * dearest_input + max(0, int(max_tokens)) * price.output) / 1_000_000
 
 
+def charge(completion: Completion | None, prices: Mapping[str, Price], price: Price | None) -> float:
+    """What a call is charged: an answer as the run prices answers (its record says the
+    same), at the run's model's price when no price names the model it reports; a failed
+    call (None) nothing."""
+    if completion is None:
+        return 0.0
+    cost = answer_cost(completion, prices)
+    if cost is None and price is not None:
+        cost = cost_usd(completion.usage, price)
+    return float(cost or 0.0)
+
+
 @dataclass
 class Reservation:
     usd: float
@@ -147,19 +159,25 @@ class BudgetGate:
                 return Reservation(worst_usd)
 
     def settle(self, reservation: Reservation, completion: Completion | None) -> None:
-        """The call ended: answered (`completion`, priced as the run prices answers;
-        at the run's price when no price names its model) or failed (None: no charge)."""
-        spent = 0.0
-        if completion is not None:
-            cost = answer_cost(completion, self.prices)
-            if cost is None and self.price is not None:
-                cost = cost_usd(completion.usage, self.price)
-            spent = float(cost or 0.0)
+        """The call ended: answered (`completion`) or failed (None: no charge)."""
+        self.settle_usd(reservation, charge(completion, self.prices, self.price))
+
+    def settle_usd(self, reservation: Reservation, spent: float) -> None:
         with self._cond:
             self._reserved -= reservation.usd
             self._in_flight -= 1
             self.usd += spent
             self._cond.notify_all()
+
+    def state(self) -> tuple[dict[str, Any] | None, int, float]:
+        """(stop, calls, dollars) as they stand."""
+        with self._cond:
+            return (dict(self._stop) if self._stop else None), self.calls, self.usd
+
+    def absorb(self, stop: dict[str, Any] | None, calls: int, usd: float) -> None:
+        """Takes the state of the gate that served the run elsewhere (Ray's GateHost)."""
+        with self._cond:
+            self._stop, self.calls, self.usd = (dict(stop) if stop else None), calls, usd
 
     def _close(self, kind: str, refused_usd: float | None = None) -> None:
         limit = self.max_calls if kind == "max_calls" else self.max_cost
