@@ -33,7 +33,7 @@ def stub_for(strategy: str) -> StubServer:
     """react: every turn asks for a tool that does not exist (the episode reads the
     refusal and goes on, no sandbox run); reflexion: a wrong answer to every role, so
     each attempt spends its whole trial budget."""
-    if strategy == "react":
+    if strategy.startswith("react"):
         reply = Reply("let me look", tool_calls=({"id": "c1", "name": "look", "arguments": "{}"},))
     else:
         def wrong(request: Any) -> str:
@@ -73,7 +73,7 @@ def cut_attempts(run_dir: Path) -> list[dict[str, Any]]:
     return [e for e in lines if e["kind"] == "budget"]
 
 
-@pytest.mark.parametrize("strategy", ["react", "reflexion"])
+@pytest.mark.parametrize("strategy", ["react", "reflexion", "react+reflexion", "lats", "resample"])
 def test_max_calls_lets_exactly_that_many_requests_reach_the_server(tmp_path: Path, strategy: str):
     with stub_for(strategy) as stub:
         done, run_dir = run(tmp_path, stub, strategy, "--max-calls", "2")
