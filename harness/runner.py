@@ -445,8 +445,9 @@ class Runner:
         return RunResult(self.run_dir, self.header, records, timings, failed, self.budget_stop)
 
     def _budget_reached(self) -> bool:
-        """Once the run's spending reaches a budget: no new trial starts (the calls of
-        trials in flight finish and are recorded); the stop is recorded once."""
+        """Whether the spending the records show reaches a budget (at a session's start;
+        during a session only when the model has no gate): no new trial starts then; the
+        stop is recorded once."""
         if self.budget_stop is not None:
             return True
         hit = self.budget.reached(self._spend)
