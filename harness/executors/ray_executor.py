@@ -180,7 +180,7 @@ class RayExecution:
             limiter = LimiterHost.remote(c.requests_per_minute, c.tokens_per_minute)
         gate = None
         if self.gate is not None:
-            stop, calls, usd = self.gate.state()
+            _, calls, usd = self.gate.state()
             gate = GateHost.options(scheduling_strategy=here).remote(self.gate.max_calls, self.gate.max_cost,
                                                                      self.gate.price, calls, usd)
         self._services = Services(self._collector, self._memory_host, limiter, gate)
