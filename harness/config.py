@@ -133,8 +133,9 @@ class RunConfig:
     # Before the run: grade each task's reference (must pass) and a stub (must fail) on
     # its hidden tests, and leave broken tasks out (harness/run/taskcheck.py).
     check_tasks: bool = False
-    # Budgets over the whole run (every session): it stops cleanly once the model has
-    # answered this many calls (cache hits not counted) or this many dollars were spent.
+    # Budgets over the whole run (every session), caps enforced before each call starts
+    # (harness/models/gate.py): no call once this many have started (cache hits not
+    # counted), none that could take the spending past this many dollars.
     max_calls: int | None = None
     max_cost: float | None = None
 
@@ -309,9 +310,6 @@ class RunConfig:
         if self.max_cost is not None and (isinstance(self.max_cost, bool) or not isinstance(self.max_cost, (int, float))
                                           or not self.max_cost > 0 or self.max_cost == float("inf")):
             raise ConfigError(f"max_cost must be a number of dollars > 0, got {self.max_cost!r}")
-        if (self.max_calls is not None or self.max_cost is not None) and self.executor == "ray":
-            raise ConfigError("max_calls and max_cost stop runs on the local executor only for now; drop --executor ray "
-                              "or the budget")
 
     def _validate_prices(self) -> None:
         from harness.models.prices import PriceError, run_prices

@@ -125,17 +125,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--view", action="store_true", help="open `harness view` beside the run (127.0.0.1; its URL is printed)")
     a("--no-model-check", dest="model_check", action="store_false",
       help="do not check the model with one cheap call before the run (an API model is checked by default, "
-           "so a server that is not running or a wrong model name stops the command before the run folder exists)")
+           "so a server that is not running or a wrong model name stops the command before the run folder exists; "
+           "a run with --max-calls or --max-cost makes no check call: every call it makes counts against its budget)")
     a("--check-tasks", action="store_const", const=True,
       help="first grade each task's reference solution (must pass) and a stub (must fail) on its hidden tests in the "
            "sandbox (as `harness tasks check`), and leave broken tasks out of the run (said in its caveats)")
     a("--estimate", action="store_true",
       help="print the expected model calls, tokens and dollars (at the fewest and at the most) from the strategies' "
            "call structure and the tasks' prompt lengths, and exit without calling the model")
-    a("--max-calls", type=int, metavar="N", help="stop cleanly once the model has answered N calls over the whole run "
-      "(cache hits not counted; calls in flight finish); exit status 3; --resume with a higher budget continues")
-    a("--max-cost", type=float, metavar="USD", help="stop cleanly once the run has spent USD dollars (needs the model's "
-      "price); exit status 3; --resume with a higher budget continues")
+    a("--max-calls", type=int, metavar="N", help="a cap: no model call starts once N have started over the whole run "
+      "(cache hits not counted); exit status 3; --resume with a higher budget continues")
+    a("--max-cost", type=float, metavar="USD", help="a cap: no model call starts that could take the run's spending past "
+      "USD dollars (what was spent plus the worst case of the calls in flight and its own: its input and its whole "
+      "max_tokens at the model's price, which it needs); exit status 3; --resume with a higher budget continues")
     p.set_defaults(func=run_command)
 
 
@@ -208,7 +210,7 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
     from harness.rundata.folder import FolderError, SessionLock
     from harness.run.runner import ResumeRefused, RunInterrupted, Runner, describe_changes, prepare_run_dir, resume_changes
     from harness.tasks import TaskError, load_tasks
-    from harness.run.units import check_prompts, open_prompts, open_workbench
+    from harness.run.units import budget_gate, check_prompts, open_prompts, open_workbench
     from sandbox import SandboxUnavailable
 
     from harness.run.budget import Budget
@@ -294,17 +296,22 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
     if config.samples > 1 and config.temperature == 0.0:
         print("note: samples > 1 at temperature 0 gives near-identical attempts; pass@k>1 will say little", file=sys.stderr)
 
+    gate = budget_gate(config) if budget.active else None  # on Ray, the driver's: nodes ask it (GateHost)
     workbench = None
     if config.executor != "ray":  # on Ray each node opens its own (harness/executors/ray_node.py)
         try:
             shared = {"limiter": cell.limiter} if cell is not None and cell.limiter is not None else {}
+            if gate is not None:
+                shared["budget"] = gate
             workbench = open_workbench(config, prompts, languages=tuple({task.language for task in tasks.tasks}),
                                        **shared)
         except (ModelConfigError, SandboxUnavailable) as exc:
             raise UsageError(str(exc)) from None
     model = workbench.model if workbench is not None else None
+    # Under a budget every request the server sees is one of the run's calls, counted and
+    # recorded: no check call outside it (a server that does not answer fails the first calls).
     checked = (_check_model(config, model, workbench, resuming=header is not None)
-               if getattr(args, "model_check", True) else None)
+               if getattr(args, "model_check", True) and not budget.active else None)
     t_ready = time.perf_counter()
 
     if header is None:
@@ -342,7 +349,7 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
     runner = Runner(
         config, run_dir, header, tasks, model, workbench.sandbox if workbench is not None else None,
         show_progress=True, prompts=prompts, resumed=args.resume is not None, allow_changed=args.resume_changed,
-        budget=budget,
+        budget=budget, gate=gate,
     )
     try:
         result = runner.execute()
@@ -516,6 +523,9 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
     budget_stop = getattr(result, "budget_stop", None)
     exit_code = EXIT_BUDGET if budget_stop else 1 if failed else 0
     summary = numbers.end_session(result.run_dir, exit_code=exit_code, timings=timings, budget_stop=budget_stop)
+    if not records and budget_stop:  # the budget refused the first call: say so, as any budget stop
+        print(f"budget: {summary['status']['text']}", file=sys.stderr)
+        return EXIT_BUDGET
     if not records:  # every attempt stopped before its first trial: nothing to report, say why
         print(_failure_line(result, failed, scored=False) if failed else
               f"error: the run recorded no trial; its folder is {result.run_dir}", file=sys.stderr)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from harness.models.base import ChatModel, Completion, Message, ModelError, Retry, Usage
+from harness.models.gate import BudgetRefused
 from harness.models.tools import ToolSpec
 from harness.rundata.events import ModelCall
 
@@ -102,7 +103,8 @@ def call(
 ) -> Completion:
     """One call, recorded as a ModelCall event in `meter.events` (the tools offered, the
     calls asked for and the backend's retries with it); raises ModelError (never
-    anything else) when the backend gives up."""
+    anything else) when the backend gives up. A call the run's budget refuses raises
+    BudgetRefused and is no call: nothing is recorded (it reached no server)."""
     start = time.perf_counter()
     offer = {"tools": tuple(tools), "tool_choice": tool_choice} if tools else {}
     try:
@@ -110,6 +112,8 @@ def call(
             messages, system=system, max_tokens=max_tokens, temperature=settings.temperature,
             seed=settings.seed, stop=stop, **offer,
         )
+    except BudgetRefused:
+        raise
     except Exception as exc:
         seconds = time.perf_counter() - start
         meter.failed_call(seconds)

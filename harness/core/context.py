@@ -76,12 +76,57 @@ class AttemptContext:
     settings: LoopSettings
     stop: threading.Event = field(default_factory=threading.Event)
     recall: Any = None  # the run's frozen pool of lessons from other tasks (harness/core/recall.py's Recall)
+    # One unit's trials not yet recorded (harness/run/units.py run_unit gives each unit its own)
+    ledger: "TrialLedger | None" = None
 
     def trial(self, task: "Task", strategy: str, attempt: int, trial: int) -> "TrialScope":
         """A new trial: raises Stopped when the run is being interrupted."""
         if self.stop.is_set():
             raise Stopped()
-        return TrialScope(self, task, strategy, attempt, trial)
+        scope = TrialScope(self, task, strategy, attempt, trial)
+        if self.ledger is not None:
+            self.ledger.opened(scope)
+        return scope
+
+
+_USAGE_COUNTS = ("model_calls", "cached_calls", "input_tokens", "output_tokens", "cache_read_tokens",
+                 "cache_write_tokens")
+_USAGE_MONEY = ("cost_usd", "cached_cost_usd")
+
+
+def usage_sum(usages: "list[dict[str, Any]]") -> dict[str, Any]:
+    """The usage fields of several trials, added (money stays None when none had a price)."""
+    out: dict[str, Any] = {k: sum(int(u.get(k) or 0) for u in usages) for k in _USAGE_COUNTS}
+    for k in _USAGE_MONEY:
+        known = [float(u[k]) for u in usages if u.get(k) is not None]
+        out[k] = sum(known) if known else None
+    out["model_s"] = round(sum(float(u.get("model_s") or 0.0) for u in usages), 4)
+    return out
+
+
+class TrialLedger:
+    """The trials one unit opened and has not turned into records: when the unit ends
+    early (its budget, a model error, a sandbox fault, a bug), what they spent is still
+    reported (errors.jsonl's `spent`), so every answered call is counted."""
+
+    def __init__(self) -> None:
+        self._open: list[TrialScope] = []
+        self._lock = threading.Lock()
+
+    def opened(self, scope: "TrialScope") -> None:
+        with self._lock:
+            self._open.append(scope)
+
+    def recorded(self, scope: "TrialScope") -> None:
+        with self._lock:
+            self._open = [s for s in self._open if s is not scope]
+
+    def unrecorded(self) -> dict[str, Any] | None:
+        """The usage fields of the open trials added; None when they made no call."""
+        with self._lock:
+            usages = [s.usage() for s in self._open]
+        total = usage_sum(usages)
+        return total if total["model_calls"] else None
 
 
 class Stopped(Exception):
@@ -160,6 +205,8 @@ class TrialScope:
             **self.usage(),
         }
         fields_.update(core)
+        if self.ctx.ledger is not None:
+            self.ctx.ledger.recorded(self)
         return TrialRecord(run_id=self.ctx.run_id, task_id=self.task.task_id, strategy=self.strategy,
                            attempt=self.attempt, trial=self.trial, final=final, stop_reason=stop_reason, code=code,
                            raw_output=raw_output, **fields_)

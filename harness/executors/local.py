@@ -31,11 +31,15 @@ def run_local(
     workers: int,
     stop: threading.Event,
     executor_factory: ExecutorFactory = thread_pool,
+    may_start: Callable[[], bool] | None = None,
 ) -> None:
     """Runs `units`, each continuing after its records in `written`; returns when all
-    ended. On an exception (Ctrl-C included) sets `stop` and re-raises."""
+    ended. On an exception (Ctrl-C included) sets `stop` and re-raises. A unit starts
+    only while `may_start()` says so (the run's budget): the others are left pending."""
 
     def work(unit: Unit) -> UnitFailure | None:
+        if may_start is not None and not may_start():
+            raise Stopped()
         return run_unit(ctx, unit, list(written.get(unit.key, [])), store)
 
     executor = executor_factory(workers)

@@ -35,7 +35,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from harness.config import RunConfig
 from harness.executors.ray_node import CONTROL_SLOTS, NodeWorker, Services
-from harness.executors.ray_services import Collector, LimiterHost, MemoryHost, RemoteMemory
+from harness.executors.ray_services import Collector, GateHost, LimiterHost, MemoryHost, RemoteMemory
 from harness.rundata import TrialRecord
 from harness.run.units import Unit, UnitFailure, UnitKey, restore_lessons
 
@@ -104,6 +104,9 @@ class RayExecution:
     identified: Callable[[dict[str, dict[str, Any]]], None] = lambda identities: None
     say: Callable[[str], None] = print  # one line for the user: which cluster the run is on
     recall_pool: str | None = None  # the run's frozen recall pool (its file's text), sent to every node
+    # The run's BudgetGate (harness/models/gate.py), seeded with what earlier sessions
+    # spent: a GateHost takes its place for the cluster, and hands its state back at the end.
+    gate: Any = None
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("harness.ray"))
 
     def __post_init__(self) -> None:
@@ -175,7 +178,12 @@ class RayExecution:
         c = self.config
         if c.requests_per_minute is not None or c.tokens_per_minute is not None:
             limiter = LimiterHost.remote(c.requests_per_minute, c.tokens_per_minute)
-        self._services = Services(self._collector, self._memory_host, limiter)
+        gate = None
+        if self.gate is not None:
+            _, calls, usd = self.gate.state()
+            gate = GateHost.options(scheduling_strategy=here).remote(self.gate.max_calls, self.gate.max_cost,
+                                                                     self.gate.price, calls, usd)
+        self._services = Services(self._collector, self._memory_host, limiter, gate)
         self._memory = RemoteMemory(self._memory_host)
         # Paths the nodes use are the driver's, made absolute (a node's cwd is not ours).
         self._node_config = c.replace(cache_dir=c.cache_dir.resolve(), memory_dir=self.memory_root.resolve(), prompts=None)
@@ -267,7 +275,17 @@ class RayExecution:
                 self._finish(ref, queue)
         ray.cancel(drain)
 
+    def _may_start(self) -> bool:
+        """False once the run's budget has refused a call or its calls are used up."""
+        if self._services is None or self._services.gate is None:
+            return True
+        return bool(ray.get(self._services.gate.may_start_work.remote()))
+
     def _dispatch(self, queue: deque[Unit]) -> None:
+        if queue and any(n.usable and n.in_flight < self.config.workers for n in self._nodes.values()) \
+                and not self._may_start():
+            queue.clear()  # left pending: the budget stopped the run
+            return
         for node in sorted(self._nodes.values(), key=lambda n: n.in_flight):
             while queue and node.usable and node.in_flight < self.config.workers:
                 unit = queue.popleft()
@@ -329,8 +347,11 @@ class RayExecution:
         self._served_model(done)
         for node in self._nodes.values():
             ray.kill(node.worker, no_restart=True)
+        if self._services is not None and self._services.gate is not None and self.gate is not None:
+            self.gate.absorb(*ray.get(self._services.gate.state.remote()))  # what the run spent, for the driver
         if self._services is not None:
-            for service in (self._services.collector, self._services.memory, self._services.limiter):
+            for service in (self._services.collector, self._services.memory, self._services.limiter,
+                            self._services.gate):
                 if service is not None:
                     ray.kill(service, no_restart=True)
 

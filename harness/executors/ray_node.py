@@ -21,12 +21,12 @@ from typing import Any, Sequence
 import ray
 
 from harness.config import RunConfig
-from harness.executors.ray_services import ClusterLimiter, RemoteMemory
+from harness.executors.ray_services import ClusterGate, ClusterLimiter, RemoteMemory
 from harness.models.hostinfo import available_cores
 from harness.core import AttemptContext, Stopped
 from harness.rundata import TrialRecord
 from harness.tasks.base import Task
-from harness.run.units import Unit, UnitFailure, Workbench, open_prompts, open_workbench, run_unit
+from harness.run.units import Unit, UnitFailure, Workbench, budget_gate, open_prompts, open_workbench, run_unit
 
 
 CONTROL_SLOTS = 4
@@ -43,6 +43,7 @@ class Services:
     collector: Any
     memory: Any
     limiter: Any | None  # None when the run sets no rate limit
+    gate: Any | None = None  # the run's GateHost; None when it sets no budget
 
 
 def _node_cpus() -> int:
@@ -74,8 +75,12 @@ class NodeWorker:
     def _open(self, config: RunConfig, run_id: str, services: Services, prompt_files: dict[str, str],
               recall_pool: str | None, languages: tuple[str, ...]) -> None:
         limiter = ClusterLimiter(services.limiter) if services.limiter is not None else None
+        shared: dict[str, Any] = {}
+        if services.gate is not None:  # the run's budget: every call here asks the driver's gate
+            mine = budget_gate(config)
+            shared["budget"] = ClusterGate(services.gate, mine.price, mine.prices)
         prompts = open_prompts(self._prompt_folder(prompt_files))
-        self._workbench = open_workbench(config, prompts, languages, limiter=limiter, n_threads=_node_cpus())
+        self._workbench = open_workbench(config, prompts, languages, limiter=limiter, n_threads=_node_cpus(), **shared)
         recall = None
         if recall_pool is not None:  # the driver's frozen pool, written here: nodes need not share its disk
             from harness.core.recall import POOL_FILE, Recall

@@ -7,6 +7,9 @@
   `RemoteMemory` forwards every call to it, so lessons behave as in a local run.
 - `LimiterHost`: one RateLimiter for the whole cluster; `ClusterLimiter` is what a
   node's model backend holds in place of its own.
+- `GateHost`: the run's one BudgetGate (--max-calls, --max-cost) for the whole cluster;
+  `ClusterGate` is what a node's model holds in place of its own, and what the driver
+  asks before it hands out a unit.
 """
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from typing import Any, Callable
 import ray
 
 from harness.core.memory import MemoryStore
+from harness.models.base import Completion, Price
+from harness.models.gate import BudgetGate, BudgetRefused, Reservation, charge
 from harness.models.limiter import RateLimiter, Ticket
 from harness.rundata import TrialRecord
 
@@ -145,3 +150,58 @@ class ClusterLimiter:
 
     def acquire(self, tokens: int = 0) -> _RemoteTicket:
         return _RemoteTicket(self._host, ray.get(self._host.acquire.remote(tokens)))
+
+
+@ray.remote(num_cpus=0, concurrency_groups={"reserve": 256, "settle": 8})
+class GateHost:
+    """The run's BudgetGate, one for every node: a call anywhere in the cluster reserves
+    its worst case here before it starts."""
+
+    def __init__(self, max_calls: int | None, max_cost: float | None, price: Price | None, calls: int,
+                 usd: float) -> None:
+        self._gate = BudgetGate(max_calls, max_cost, price=price)
+        self._gate.seed(calls, usd)
+
+    @ray.method(concurrency_group="reserve")
+    def reserve(self, worst_usd: float) -> "float | dict[str, Any]":
+        """The worst case held, or the stop of the budget that refused the call."""
+        try:
+            return self._gate.reserve(worst_usd).usd
+        except BudgetRefused as exc:
+            return exc.stop
+
+    @ray.method(concurrency_group="settle")
+    def settle(self, worst_usd: float, spent: float) -> None:
+        self._gate.settle_usd(Reservation(worst_usd), spent)
+
+    @ray.method(concurrency_group="settle")
+    def may_start_work(self) -> bool:
+        return self._gate.may_start_work()
+
+    @ray.method(concurrency_group="settle")
+    def state(self) -> tuple[dict[str, Any] | None, int, float]:
+        return self._gate.state()
+
+
+class ClusterGate:
+    """BudgetGate's interface for a node's model (GatedModel), backed by a GateHost;
+    the worst case and the charge are worked out here, the counts kept there."""
+
+    active = True
+
+    def __init__(self, host: Any, price: Price | None, prices: dict[str, Price]) -> None:
+        self._host = host
+        self.price = price
+        self.prices = dict(prices)
+
+    def worst_case(self, system: str | None, messages: Any, tools: Any, max_tokens: int) -> float:
+        return BudgetGate(price=self.price).worst_case(system, messages, tools, max_tokens)
+
+    def reserve(self, worst_usd: float) -> Reservation:
+        held = ray.get(self._host.reserve.remote(worst_usd))
+        if isinstance(held, dict):
+            raise BudgetRefused(held)
+        return Reservation(float(held))
+
+    def settle(self, reservation: Reservation, completion: Completion | None) -> None:
+        ray.get(self._host.settle.remote(reservation.usd, charge(completion, self.prices, self.price)))

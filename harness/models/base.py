@@ -303,6 +303,9 @@ class ModelSettings:
     # A limiter shared beyond this model (e.g. one for a whole Ray cluster); None: the
     # model makes its own RateLimiter from requests_per_minute / tokens_per_minute.
     limiter: Any = None
+    # The run's BudgetGate (harness/models/gate.py): --max-calls and --max-cost, checked
+    # before every call that reaches the backend; None: no budget.
+    budget: Any = None
     # How tool calls reach the model: "native" (the backend's own tool calls), "text"
     # (the text protocol, harness/models/text_tools.py) or "auto" (the model's
     # preferred one: the catalogue's per-model choice for a local model, else native

@@ -29,7 +29,14 @@ class PricedModel(WrappedModel):
                  tools: Sequence[ToolSpec] = (), tool_choice: str = "auto") -> Completion:
         completion = self.inner.complete(messages, system=system, max_tokens=max_tokens, temperature=temperature,
                                          stop=stop, seed=seed, tools=tools, tool_choice=tool_choice)
-        price = price_for(completion.model, self.prices, {})
-        if price is None:
+        if price_for(completion.model, self.prices, {}) is None:
             return completion
-        return dataclasses.replace(completion, cost_usd=cost_usd(completion.usage, price))
+        return dataclasses.replace(completion, cost_usd=answer_cost(completion, self.prices))
+
+
+def answer_cost(completion: Completion, prices: Mapping[str, Price]) -> float | None:
+    """What an answer costs as a run prices it: at the run's price for the model id it
+    reports, else the backend's own cost (None: unknown). The budget gate
+    (harness/models/gate.py) charges a call what its record will say."""
+    price = price_for(completion.model, prices, {})
+    return completion.cost_usd if price is None else cost_usd(completion.usage, price)

@@ -210,7 +210,9 @@ def open_model(
     *,
     registry: ModelRegistry | None = None,
 ) -> ChatModel:
-    """Opens the model named by `spec`: wrapped in the response cache when
+    """Opens the model named by `spec`: behind the run's budget gate when settings.budget
+    is set (harness/models/gate.py; under the cache, so a hit passes no gate), wrapped in
+    the response cache when
     settings.cache_dir is set, priced at settings.prices when any is given
     (harness/models/priced.py, outside the cache: an answer it serves is priced at today's
     prices), and in the text tool protocol when settings.tool_protocol picks it
@@ -220,6 +222,10 @@ def open_model(
     settings = settings or ModelSettings()
     model = (registry or DEFAULT_REGISTRY).open(spec, settings)
     try:
+        if settings.budget is not None:
+            from harness.models.gate import GatedModel
+
+            model = GatedModel(model, settings.budget)
         if settings.cache_dir is not None:
             from harness.models.cache import CachedModel
 

@@ -18,8 +18,9 @@ characters a token; each answer counts at its whole `max_tokens` (an upper bound
 attempt spends its whole trial budget. Dollars are the tokens at the model's price,
 unknown without one (never 0).
 
-`Spend` is what a run has spent so far (calls the model answered, dollars), which
-`--max-calls` and `--max-cost` stop at.
+`Spend` is what a run's records say it spent (calls made, dollars), read when a session
+starts: a budget already spent stops it at once. The caps themselves are enforced before
+every call, by the model's budget gate (harness/models/gate.py).
 """
 from __future__ import annotations
 
@@ -250,8 +251,8 @@ def format_estimate(doc: Mapping[str, Any], title: str) -> str:
 
 @dataclass
 class Spend:
-    """What a run has spent: calls the model answered (response-cache hits cost nothing
-    and do not count) and dollars (calls without a price add none)."""
+    """What a run has spent: calls made to the model, answered or failed (response-cache
+    hits cost nothing and do not count), and dollars (calls without a price add none)."""
 
     calls: int = 0
     usd: float = 0.0
@@ -274,7 +275,8 @@ class Spend:
 
 @dataclass(frozen=True)
 class Budget:
-    """--max-calls and --max-cost: a run stops cleanly once it has spent either."""
+    """--max-calls and --max-cost: caps (the gate enforces them call by call; this
+    checks a session's start against what the run's records say was spent)."""
 
     max_calls: int | None = None
     max_cost: float | None = None

@@ -51,6 +51,7 @@ _NOT_COMPARED = {"model_identity": {"served_model", "slots"}, "tasks": {"spec", 
                  "prompts": {"folder", "overridden"}}
 
 if TYPE_CHECKING:
+    from harness.models.gate import BudgetGate
     from harness.core.recall import FrozenPool
 
 
@@ -247,6 +248,7 @@ class Runner:
         resumed: bool = False,
         allow_changed: bool = False,
         budget: Budget | None = None,
+        gate: "BudgetGate | None" = None,
     ) -> None:
         self.config = config
         self.run_dir = run_dir
@@ -268,6 +270,11 @@ class Runner:
         self.budget = budget or Budget()
         self.budget_stop: dict[str, Any] | None = None
         self._spend = Spend()
+        # The model's budget gate (harness/models/gate.py): every call passes it, so it
+        # is what stops a run at its budget; without one (no budget on the model), the
+        # runner stops at the next trial it records.
+        self.gate = gate
+        self._budget_cut = 0  # attempts the budget stopped mid-way, this session
 
     # --- identity ---------------------------------------------------------------------
     def identified(self, identities: dict[str, dict[str, Any]]) -> None:
@@ -352,6 +359,8 @@ class Runner:
         pending = [u for u in units if not any(r.final for r in by_attempt.get(u.key, []))]
         # Budgets count every session's spending: a resume with the same budget stops at once.
         self._spend = Spend.of(existing, read_errors(self.run_dir / "errors.jsonl"))
+        if self.gate is not None:
+            self.gate.seed(self._spend.calls, self._spend.usd)
         if self._budget_reached():
             pending = []
 
@@ -373,7 +382,8 @@ class Runner:
                 records.append(record)
                 by_attempt.setdefault((record.task_id, record.strategy, record.attempt), []).append(record)
                 self._spend.add(record.model_calls, record.cached_calls, record.cost_usd)
-                self._budget_reached()
+                if self.gate is None:
+                    self._budget_reached()
             progress.add(record)
             bar.set_postfix_str(progress.postfix(), refresh=False)
 
@@ -393,7 +403,7 @@ class Runner:
 
                 timings = RayExecution(
                     self.config, self.run_id, memory.root, memory.namespace, by_attempt, store, unit_ended,
-                    identified=self.identified, say=say, recall_pool=self._recall_pool(),
+                    identified=self.identified, say=say, recall_pool=self._recall_pool(), gate=self.gate,
                 ).run(pending)
             else:
                 assert self.workbench is not None, "a local run needs a model and a sandbox"
@@ -404,7 +414,8 @@ class Runner:
                     recall = Recall.open(self.run_dir, self.config.recall_k)
                 ctx = self.workbench.context(self.config, self.run_id, memory, self.stop, recall)
                 run_local(ctx, pending, by_attempt, store, unit_ended, workers=self.config.workers,
-                          stop=self.stop, executor_factory=self.executor_factory)
+                          stop=self.stop, executor_factory=self.executor_factory,
+                          may_start=self.gate.may_start_work if self.gate is not None else None)
         except KeyboardInterrupt:
             self.stop.set()
             bar.close()
@@ -428,13 +439,15 @@ class Runner:
         if self._refusal is not None:
             self._undo_resume()
             raise ResumeRefused(self._refusal)
+        self._gate_stop()
         trials_s = time.perf_counter() - started - timings.get("cluster_start_s", 0.0)
         timings = {**timings, "trials_s": round(trials_s, 3)}
         return RunResult(self.run_dir, self.header, records, timings, failed, self.budget_stop)
 
     def _budget_reached(self) -> bool:
-        """Once the run's spending reaches a budget: no new trial starts (the calls of
-        trials in flight finish and are recorded); the stop is recorded once."""
+        """Whether the spending the records show reaches a budget (at a session's start;
+        during a session only when the model has no gate): no new trial starts then; the
+        stop is recorded once."""
         if self.budget_stop is not None:
             return True
         hit = self.budget.reached(self._spend)
@@ -443,6 +456,18 @@ class Runner:
         self.budget_stop = {**hit, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         self.stop.set()
         return True
+
+    def _gate_stop(self) -> None:
+        """The budget stop as the gate saw it: the budget that refused a call, what the
+        run had spent by the end of the session, and the attempts it cut mid-way."""
+        stop = self.gate.stop if self.gate is not None else None
+        if stop is None:
+            if self.budget_stop is not None:
+                self.budget_stop = {**self.budget_stop, "cut": self._budget_cut}
+            return
+        spent: Any = self.gate.calls if stop["kind"] == "max_calls" else round(self.gate.usd, 6)
+        self.budget_stop = {**stop, "spent": spent, "cut": self._budget_cut,
+                            "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
     def _recall_pool(self) -> str | None:
         """The frozen recall pool's file, as text (Ray nodes need not share this disk)."""
@@ -457,11 +482,15 @@ class Runner:
         task, strategy, attempt = unit
         at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         with self._log_lock:
-            failed[failure.kind] = failed.get(failure.kind, 0) + 1
+            if failure.kind == "budget":  # not an error: the run's budget stopped it mid-way
+                self._budget_cut += 1
+            else:
+                failed[failure.kind] = failed.get(failure.kind, 0) + 1
             spent = failure.spent or {}
             self._spend.add(int(spent.get("model_calls") or 0), int(spent.get("cached_calls") or 0),
                             spent.get("cost_usd"))
-            self._budget_reached()
+            if self.gate is None:
+                self._budget_reached()
             append_error(self.run_dir / "errors.jsonl", {
                 "kind": failure.kind, "task_id": task.task_id, "strategy": strategy, "attempt": attempt,
                 "trial": failure.trial, "role": failure.role, "error": failure.error, "at": at,

@@ -13,6 +13,7 @@ into usage errors.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import traceback
@@ -20,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, Sequence
 
 from harness.core.evaluator import BLIND_DOMAINS, DOMAINS, Evaluator, GradingError
-from harness.core import AttemptContext, AttemptIncomplete, LoopSettings, Stopped, lessons_of
+from harness.core import AttemptContext, AttemptIncomplete, LoopSettings, Stopped, TrialLedger, lessons_of
 from harness.models.base import ChatModel, ModelSettings
+from harness.models.gate import BudgetGate, BudgetRefused
 from harness.models.prices import run_prices
 from harness.text.prompting import Prompts
 from harness.rundata import TrialRecord
@@ -64,7 +66,9 @@ def units_for(config: "RunConfig", tasks: TaskSet) -> list[Unit]:
 class UnitFailure:
     """Why a unit ended without finishing its attempt (contract: errors.jsonl)."""
 
-    kind: str  # "model_error" | "sandbox_error" (evaluator.GradingError) | "unit_exception"
+    # "model_error" | "sandbox_error" (evaluator.GradingError) | "unit_exception" | "budget" (the run's
+    # budget refused a call mid-attempt: not an error; a resume with a higher budget goes on)
+    kind: str
     trial: int
     role: str | None
     error: str
@@ -101,6 +105,17 @@ def model_settings(config: "RunConfig", **extra: Any) -> ModelSettings:
         stream=config.stream,
         **extra,
     )
+
+
+def budget_gate(config: "RunConfig") -> BudgetGate:
+    """The gate every model call of the run passes (harness/models/gate.py): the run's
+    --max-calls and --max-cost, its model's price for a call's worst case, and the run's
+    prices for what an answer cost."""
+    from harness.models.prices import load_table, model_id_of, price_for
+
+    prices = run_prices(config.prices, config.price_table, config.price)
+    return BudgetGate(config.max_calls, config.max_cost, price=price_for(model_id_of(config.model), prices, load_table()),
+                      prices=prices)
 
 
 def describe_model(model: ChatModel) -> dict[str, Any]:
@@ -186,25 +201,37 @@ def run_attempt(ctx: AttemptContext, task: Task, strategy: str, attempt: int,
 def run_unit(ctx: AttemptContext, unit: Unit, done: Sequence[TrialRecord], store: Store) -> UnitFailure | None:
     """Runs one attempt from after `done`, storing each trial's record before the next.
 
-    A model error that outlived the retries, or any exception of the unit's own, ends
-    the attempt incomplete and is returned; Stopped (Ctrl-C, a superseded unit, a
-    refused resume) propagates.
+    A model error that outlived the retries, a call the run's budget refused, or any
+    exception of the unit's own, ends the attempt incomplete and is returned, with what
+    its unrecorded trials spent; Stopped (Ctrl-C, a superseded unit, a refused resume)
+    propagates, and so does a budget refusal before the unit spent anything (it did not
+    start).
     """
     task, strategy, attempt = unit
+    ledger = TrialLedger()
+    ctx = dataclasses.replace(ctx, ledger=ledger)
     next_trial = max((r.trial for r in done), default=0) + 1
+    stored = False
     try:
         for record in run_attempt(ctx, task, strategy, attempt, done):
             store(record)
+            stored = True
             next_trial = record.trial + 1
     except Stopped:
         raise
+    except BudgetRefused as exc:
+        spent = ledger.unrecorded()
+        if spent is None and not stored:
+            raise Stopped() from None
+        return UnitFailure("budget", next_trial, None, str(exc), spent=spent)
     except AttemptIncomplete as exc:
-        return UnitFailure("model_error", exc.trial, exc.role, exc.error, spent=exc.spent)
+        return UnitFailure("model_error", exc.trial, exc.role, exc.error, spent=ledger.unrecorded() or exc.spent)
     except GradingError as exc:  # the sandbox's failure, never a verdict
-        return UnitFailure("sandbox_error", next_trial, None, " ".join(str(exc).split()), traceback.format_exc())
+        return UnitFailure("sandbox_error", next_trial, None, " ".join(str(exc).split()), traceback.format_exc(),
+                           spent=ledger.unrecorded())
     except Exception as exc:  # one unit's bug or outage must not end the run
         error = " ".join(f"{type(exc).__name__}: {exc}".split())
-        return UnitFailure("unit_exception", next_trial, None, error, traceback.format_exc())
+        return UnitFailure("unit_exception", next_trial, None, error, traceback.format_exc(), spent=ledger.unrecorded())
     return None
 
 

@@ -7,7 +7,7 @@ with the same meaning; fields may be added, never renamed or removed)::
 
     schema, run_id, tasks (the run's task count), tasks_compared (tasks every strategy
     completed: every figure uses these), tasks_excluded, excluded_tasks (ids), samples,
-    trials (budget), k, oracle_feedback, harness_errors (lines of errors.jsonl),
+    trials (budget), k, oracle_feedback, harness_errors (lines of errors.jsonl but a budget's cuts),
     trial_record_schema,
     strategies: {name: {pass@<k>, pass@<k>_ci95, pass^<k>, pass^<k>_ci95, pass@1_by_trial, pass@1_by_trial_ci95,
         model_calls, cached_calls, input_tokens, output_tokens, tokens, cost_usd,
@@ -25,8 +25,9 @@ with the same meaning; fields may be added, never renamed or removed)::
     categories: [{key, label}] (the per-task filters, each saying what it counts),
     caveats: [{key, level, text}],
     status: {state (running | complete | incomplete | interrupted | budget: a --max-calls or
-        --max-cost stopped it), text, resume_command, budget_stop ({kind, flag, limit, spent, at}),
-        expected_attempts, complete_attempts, resumes, errors_redone, errors_open},
+        --max-cost stopped it), text, resume_command, budget_stop ({kind, flag, limit, spent, cut, at[,
+        refused_usd]}), expected_attempts, complete_attempts, resumes, errors_redone, errors_open,
+        budget_cut (unfinished attempts a budget cut mid-way: errors.jsonl's kind "budget")},
     time: {elapsed_s, summed_s, sessions, text},
     cost_points (accuracy against cost: per strategy pass@1, usd and tokens per task, each
         with its CI, priced, pareto), cost_axis (dollars | tokens: tokens when a price is unknown),
@@ -351,11 +352,17 @@ def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records:
         if not a.empty else a
     complete = len(wanted)
     done = set(a[KEYS].itertuples(index=False, name=None)) if not a.empty else set()
-    redone = sum(1 for k in f.error_keys if k in done)
+    keyed = [e for e in f.errors if fr.error_keys([e])]
+    # a budget's cut is no harness error, whether a later session finished its attempt or not
+    redone = sum(1 for e, k in zip(keyed, f.error_keys) if k in done and e.get("kind") != "budget")
     open_kinds: dict[str, int] = {}
-    for e, k in zip([e for e in f.errors if fr.error_keys([e])], f.error_keys):
+    cut: set[Any] = set()  # unfinished attempts a budget stopped mid-way (their calls are counted)
+    for e, k in zip(keyed, f.error_keys):
         if k not in done:
             kind = str(e.get("kind") or "error")
+            if kind == "budget":  # the budget stopped it mid-way: not a harness error
+                cut.add(k)
+                continue
             open_kinds[kind] = open_kinds.get(kind, 0) + 1
     ended = isinstance(session, dict) and int(session.get("trials", -1)) == n_records
     if live and not ended:  # a session is still writing (maybe its summary and report)
@@ -370,12 +377,13 @@ def _status(f: Frames, *, live: bool, session: dict[str, Any] | None, n_records:
         state = "interrupted"
     command = resume_command(run_dir)
     return {"state": state, "expected_attempts": expected, "complete_attempts": complete, "resumes": resumes,
-            "errors_redone": redone, "errors_open": open_kinds,
+            "errors_redone": redone, "errors_open": open_kinds, "budget_cut": len(cut),
             "resume_command": command if state in ("incomplete", "interrupted", "budget") else None,
             "budget_stop": session.get("budget_stop") if state == "budget" else None,
             "text": wording.status_text(state, complete=complete, expected=expected, resumes=resumes,
                                         errors_redone=redone, resume_command=command,
-                                        budget_stop=session.get("budget_stop") if state == "budget" else None)}
+                                        budget_stop=session.get("budget_stop") if state == "budget" else None,
+                                        cut=len(cut))}
 
 
 def _resumes(header: dict[str, Any]) -> int:
@@ -438,7 +446,7 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         "k": f.ks,
         "oracle_feedback": bool(cfg.get("oracle_feedback", False)) or bool(
             n_records and trials["oracle_feedback"].astype(bool).any()),
-        "harness_errors": len(errors),
+        "harness_errors": sum(1 for e in errors if e.get("kind") != "budget"),
         "trial_record_schema": SCHEMA_VERSION,
         "strategies": strategies,
         "paired": pairs,

@@ -200,7 +200,7 @@ class ErrorRecord(msgspec.Struct, frozen=True, kw_only=True):
     that outlived the retries, an exception in the unit). `spent`: what the unfinished
     trial had spent (the usage fields of a trial record), when known."""
 
-    kind: str = "error"  # model_error | unit_exception
+    kind: str = "error"  # model_error | sandbox_error | unit_exception | budget (cut by the run's budget: no error)
     task_id: str
     strategy: str
     attempt: int

@@ -261,18 +261,22 @@ def across_runs(*, same: Sequence[tuple[str, str]], differ: Sequence[tuple[str, 
 def budget_text(stop: dict[str, Any]) -> str:
     """What the budget was and what had been spent: "--max-calls 20 reached (21 calls)"."""
     if stop.get("kind") == "max_cost":
-        return f"--max-cost {money(stop.get('limit'))} reached ({money(stop.get('spent'))} spent)"
-    return f"--max-calls {stop.get('limit')} reached ({count(int(stop.get('spent') or 0), 'model call')} answered)"
+        worst = stop.get("refused_usd")
+        more = f"; the next call could have cost up to {money(worst)}" if isinstance(worst, (int, float)) else ""
+        return f"--max-cost {money(stop.get('limit'))} reached ({money(stop.get('spent'))} spent{more})"
+    return f"--max-calls {stop.get('limit')} reached ({count(int(stop.get('spent') or 0), 'model call')} made)"
 
 
 def status_text(state: str, *, complete: int, expected: int, resumes: int, errors_redone: int,
-                resume_command: str, budget_stop: dict[str, Any] | None = None) -> str:
+                resume_command: str, budget_stop: dict[str, Any] | None = None, cut: int = 0) -> str:
     """running | complete | incomplete | interrupted | budget, in one sentence."""
     done = f"{complete} of {expected} attempts complete"
     if state == "budget" and budget_stop:
         flag = str(budget_stop.get("flag") or "--max-calls")
-        return (f"stopped by its budget: {budget_text(budget_stop)}; {done}, nothing lost (calls in flight "
-                f"finished and are recorded). Continue with a higher budget: {resume_command} {flag} N")
+        cut_text = (f"{count(cut, 'attempt')} cut mid-way (the calls they made are counted, in errors.jsonl)"
+                    if cut else "no attempt cut mid-way")
+        return (f"stopped by its budget: {budget_text(budget_stop)}; {done}, {cut_text}. "
+                f"Continue with a higher budget: {resume_command} {flag} N")
     if state == "complete":
         extra = ""
         if resumes:

@@ -9,6 +9,7 @@ next scripted behaviour (or the default one), and every request is recorded.
         client = anthropic.Anthropic(base_url=stub.url, api_key="test")
         ...
         stub.requests  # what arrived
+        stub.billed  # the usage it reported with each answer it gave
 
 Routes: POST /v1/messages (Anthropic), POST /v1/chat/completions and
 /chat/completions (OpenAI; a request with `"stream": true` is answered as server-sent
@@ -137,6 +138,9 @@ class StubServer:
         self._thread: threading.Thread | None = None
         self._active = 0
         self.max_active = 0  # most requests in flight at once, for concurrency checks
+        # What the server billed: the usage it reported with each answer it gave (200),
+        # as the API's own fields (prompt_tokens/completion_tokens, or input_tokens/...).
+        self.billed: list[dict[str, int]] = []
 
     # -- lifecycle
     @property
@@ -192,6 +196,10 @@ class StubServer:
     def _leave(self) -> None:
         with self._lock:
             self._active -= 1
+
+    def _bill(self, usage: dict[str, int]) -> None:
+        with self._lock:
+            self.billed.append(dict(usage))
 
     def _cache_usage(self, body: Any) -> tuple[int, int]:
         """(cache write, cache read) tokens for the prefix ending at the last cache_control."""
@@ -289,9 +297,12 @@ class _Handler(BaseHTTPRequestHandler):
             stop = behaviour.stop_reason
             calls = behaviour.tool_calls
         if request.api == "anthropic":
-            self._send(200, _anthropic_message(stub, request, text, stop or ("tool_use" if calls else "end_turn"), calls))
+            message = _anthropic_message(stub, request, text, stop or ("tool_use" if calls else "end_turn"), calls)
+            stub._bill(message["usage"])
+            self._send(200, message)
             return
         completion = _openai_completion(stub, request, text, stop or ("tool_calls" if calls else "stop"), calls)
+        stub._bill(completion["usage"])
         if streamed:
             self._send_events(_openai_chunks(completion, request))
         else:

@@ -117,6 +117,16 @@ def test_run_estimate_calls_no_model_and_writes_no_folder(tmp_path: Path):
 
 # ------------------------------------------------------------------ budgets
 
+def _spent(run: Path) -> tuple[int, float]:
+    """The run's model calls and dollars: its trial records and what the unfinished trials
+    spent (errors.jsonl's `spent`)."""
+    rows = [r for r in map(json.loads, (run / "trials.jsonl").read_text().splitlines())]
+    errors = run / "errors.jsonl"
+    rows += [e["spent"] for e in map(json.loads, errors.read_text().splitlines()) if e.get("spent")] \
+        if errors.exists() else []
+    return (sum(r["model_calls"] - r["cached_calls"] for r in rows), sum(r.get("cost_usd") or 0.0 for r in rows))
+
+
 def _keys(run: Path) -> list[tuple]:
     return [(r["task_id"], r["strategy"], r["attempt"], r["trial"])
             for r in map(json.loads, (run / "trials.jsonl").read_text().splitlines())]
@@ -135,8 +145,10 @@ def test_max_calls_stops_cleanly_and_a_higher_budget_resumes(tmp_path: Path, san
     assert f"--resume {run} --max-calls N" in st["text"]
     assert doc["answer"][0].startswith("[stopped by its budget: --max-calls 10 reached")
     assert "budget: stopped by its budget" in done.stderr
-    spent = sum(r["model_calls"] - r["cached_calls"] for r in map(json.loads, (run / "trials.jsonl").read_text().splitlines()))
-    assert 10 <= spent < 10 + 2 * 3  # in-flight trials (2 workers) finished, nothing past them started
+    calls, _ = _spent(run)
+    assert calls == 10  # a cap: the 11th call was refused before it started; the cut attempts' calls count
+    assert st["budget_stop"]["spent"] == 10 and st["budget_cut"] == st["budget_stop"]["cut"]
+    assert "harness error" not in json.dumps(doc["caveats"])  # a budget's cut is no error
     assert st["complete_attempts"] < st["expected_attempts"]
     before = _keys(run)
     assert len(before) == len(set(before))
@@ -165,13 +177,23 @@ def test_max_cost_needs_a_price_and_stops_at_it(tmp_path: Path):
     assert done.returncode == 2
     assert "--max-cost counts dollars" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
-    # 1,000 dollars per million tokens: a few hundred tokens reach one cent
+    # 1,000 dollars per million tokens: one call's worst case (its input and its whole
+    # max_tokens) passes one cent, so no call starts
     done = harness(tmp_path, *run_args(tmp_path, tasks, script, "process", "--max-cost", "0.01", "--price", "1000/1000"))
     assert done.returncode == 3, done.stderr
+    assert "budget: stopped by its budget: --max-cost $0.0100 reached ($0.0000 spent; the next call could have cost up to $" \
+        in done.stderr
     (run,) = list((tmp_path / "out").iterdir())
+    assert not (run / "trials.jsonl").read_text() and not (run / "errors.jsonl").exists()
+    # 10 dollars per million input tokens: a call costs about a fifth of a cent; the run stops before 2 cents
+    done = harness(tmp_path, *run_args(tmp_path, tasks, script, "process", "--max-cost", "0.02", "--price", "10/1",
+                                       "--out", str(tmp_path / "out2")))
+    assert done.returncode == 3, done.stderr
+    (run,) = list((tmp_path / "out2").iterdir())
     doc = json.loads((run / "summary.json").read_text())
-    assert doc["status"]["budget_stop"]["kind"] == "max_cost" and doc["status"]["budget_stop"]["spent"] >= 0.01
-    assert "--max-cost $0.0100 reached" in doc["status"]["text"]
+    assert doc["status"]["budget_stop"]["kind"] == "max_cost" and 0 < doc["status"]["budget_stop"]["spent"] <= 0.02
+    assert 0 < _spent(run)[1] <= 0.02  # a cap: no call started that could have passed it
+    assert "--max-cost $0.0200 reached" in doc["status"]["text"]
 
 
 # ------------------------------------------------------------------ the task check

@@ -285,3 +285,19 @@ def test_nodes_open_the_sandbox_image_of_every_language_the_run_holds(tmp_path: 
     records = read_trials(only_run(tmp_path / "results"))
     assert {r["task_id"] for r in records} == {t.task_id for t in tasks}
     assert all(r["language"] == "rust" and r["hidden_passed"] for r in records), records
+
+
+def test_budgets_hold_for_the_whole_cluster(tmp_path: Path, cluster) -> None:
+    """--max-calls 5 over 3 nodes with 2 units each, calls overlapping: exactly 5 requests
+    reach the server, and the summary counts them, those of the attempts cut included."""
+    with StubServer(default=Reply(Agent()), latency_s=0.3) as stub:
+        code = main(run_args(stub, tmp_path, *ray_args(cluster), "--max-calls", "5", "--price", "1/2"))
+        assert code == 3
+        assert len(stub.requests) == len(stub.billed) == 5
+        billed = sum(u["prompt_tokens"] * 1 + u["completion_tokens"] * 2 for u in stub.billed) / 1e6
+    doc = json.loads((only_run(tmp_path / "results") / "summary.json").read_text())
+    rows = doc["resources"]
+    assert sum(r["model_calls"] - r["cached_calls"] for r in rows) == 5
+    assert sum(r["cost_usd"] or 0.0 for r in rows) == pytest.approx(billed)
+    stop = doc["status"]["budget_stop"]
+    assert doc["status"]["state"] == "budget" and stop["kind"] == "max_calls" and stop["spent"] == 5
