@@ -98,15 +98,32 @@ def one_line(text: str) -> str:
 
 
 def _check_expected(test: CallCase) -> None:
-    """SandboxFault when an expected value of the test is not one the worker can read
-    (values.parse): the task's fault, which no program could pass, never the program's."""
+    """SandboxFault when the test holds what the worker cannot take (arguments or an
+    expected value that is not JSON it reads, text that is not Unicode): the task's
+    fault, which no program could pass and the control job would not meet, so it must
+    never be weighed as the program's."""
     for index, call in enumerate(test.calls):
+        label = valid_text(call.label or f"call {index + 1}")[:120]
+        for what, text in (("arguments", call.args), ("expected value", call.expected)):
+            try:
+                text.encode("utf-8")
+                values.parse(text)
+            except (UnicodeEncodeError, values.NotAValue) as exc:
+                why = "not Unicode text" if isinstance(exc, UnicodeEncodeError) else str(exc)
+                raise SandboxFault(f"the test {label!r} has {what} the sandbox cannot take ({why}): "
+                                   f"fix the task") from None
+
+
+def _check_io(test: IoCase) -> None:
+    """SandboxFault when an io test's input or expected output is not Unicode text (a
+    lone surrogate from a JSON escape): the task's fault (see _check_expected)."""
+    for what, text in (("input", test.input), ("expected output", test.expected)):
         try:
-            values.parse(call.expected)
-        except values.NotAValue as exc:
-            label = valid_text(call.label or f"call {index + 1}")[:120]
-            raise SandboxFault(f"the test {label!r} expects what the sandbox cannot compare ({exc}): "
-                               "fix the task's expected value") from None
+            if text is not None:
+                text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise SandboxFault(f"the test {valid_text(test.name())[:120]!r} has an {what} that is not Unicode "
+                               "text (a lone surrogate): fix the task") from None
 
 
 @dataclass(frozen=True)
@@ -475,6 +492,7 @@ class WorkerPool:
             job["exec"] = _artifacts_known(channel, native)
             job["memory_mb"] = max(limits.memory_mb, int(native.get("memory_mb") or 0))
         if isinstance(test, IoCase):  # a whole program on stdin/stdout (worker/io_job.py)
+            _check_io(test)
             job.update(kind="io", stdin=test.input, expected=test.expected, compare=request.compare,
                        compare_mode=request.compare_mode)
             test = test.name()

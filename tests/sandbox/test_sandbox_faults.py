@@ -103,8 +103,14 @@ def test_the_control_job_is_of_the_faulting_job_s_kind_and_domain():
 def test_an_expected_value_the_worker_cannot_read_is_the_task_s_fault():
     pool = pool_answering()
     case = CallCase((Call("[1]", "1" * 5000, "f(1) == 111..."),))
-    with pytest.raises(SandboxFault, match="expects what the sandbox cannot compare"):
+    with pytest.raises(SandboxFault, match="has expected value the sandbox cannot take"):
         pool.run(RunRequest("", [case]), native={"files": {}, "argv": []})
+    surrogate = CallCase((Call('["\ud800"]', "1", "f(?) == 1"),))
+    with pytest.raises(SandboxFault, match="has arguments the sandbox cannot take .not Unicode text"):
+        pool.run(RunRequest("", [surrogate]), native={"files": {}, "argv": []})
+    with pytest.raises(SandboxFault, match="expected output that is not Unicode text"):
+        pool.run(RunRequest("print(1)\n", [IoCase("", "\ud800\n")]))
+    assert pool.replacements == 0
 
 
 @pytest.mark.parametrize("first", [INTERNAL, DECLINED, BROKEN, DURING, "LOST"])
