@@ -29,6 +29,7 @@ from typing import Callable, Iterator
 
 from sandbox._prepared import PreparedTests
 from sandbox.base import CallCase, IoCase, RunnerCase, Limits, RunRequest, SandboxFault, SandboxUnavailable, TestOutcome
+from sandbox.worker import values
 from sandbox.worker.protocol import PROTOCOL
 
 STARTUP_TIMEOUT_S = 60.0
@@ -84,6 +85,45 @@ def valid_text(text: str) -> str:
 
 
 _STATUSES = ("passed", "failed", "error", "timeout")
+# The control job run after a job faults on two workers (WorkerPool._run_test): trivial,
+# known to pass on a sound worker.
+CONTROL_PROGRAM = "def f():\n    return 1\n"
+CONTROL_TEST = "assert f() == 1"
+CONTROL_IO_PROGRAM = "print(1)\n"
+CONTROL_IO = IoCase("", "1\n")
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _check_expected(test: CallCase) -> None:
+    """SandboxFault when the test holds what the worker cannot take (arguments or an
+    expected value that is not JSON it reads, text that is not Unicode): the task's
+    fault, which no program could pass and the control job would not meet, so it must
+    never be weighed as the program's."""
+    for index, call in enumerate(test.calls):
+        label = valid_text(call.label or f"call {index + 1}")[:120]
+        for what, text in (("arguments", call.args), ("expected value", call.expected)):
+            try:
+                text.encode("utf-8")
+                values.parse(text)
+            except (UnicodeEncodeError, values.NotAValue) as exc:
+                why = "not Unicode text" if isinstance(exc, UnicodeEncodeError) else str(exc)
+                raise SandboxFault(f"the test {label!r} has {what} the sandbox cannot take ({why}): "
+                                   f"fix the task") from None
+
+
+def _check_io(test: IoCase) -> None:
+    """SandboxFault when an io test's input or expected output is not Unicode text (a
+    lone surrogate from a JSON escape): the task's fault (see _check_expected)."""
+    for what, text in (("input", test.input), ("expected output", test.expected)):
+        try:
+            if text is not None:
+                text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise SandboxFault(f"the test {valid_text(test.name())[:120]!r} has an {what} that is not Unicode "
+                               "text (a lone surrogate): fix the task") from None
 
 
 @dataclass(frozen=True)
@@ -365,9 +405,13 @@ class WorkerPool:
         job, dies, hangs or fails inside itself), it is replaced (unless it failed only
         in judging, which changed nothing of its state) and the job runs once more: an
         earlier job may have damaged it, and a verdict never comes from a damaged worker.
-        Only a second failure is the job's outcome, and only one a program can cause
-        (its worker died or hung, its zygote died under it); a failure of the sandbox's
-        own raises SandboxFault, which is never a verdict."""
+        A second failure is the job's outcome when it is one a program can cause (its
+        worker died or hung, its zygote died under it). Any other (the sandbox's own, as
+        far as it can tell) is weighed by a control job (`_control`): a trivial
+        known-good job of the same kind, run right after in the same domain. If the
+        control passes, nothing but this program's job fails: the program's error, so a
+        program cannot drop its own test from the score by breaking its grading. If the
+        control fails too, the sandbox is at fault: SandboxFault, never a verdict."""
         first = self._run_test_once(slot, request, test, timeout, native)
         if isinstance(first, TestOutcome):
             return first
@@ -377,10 +421,34 @@ class WorkerPool:
         for failure in (second, first):
             if failure.outcome is not None and failure.fault is None:
                 return failure.outcome
-        name = test if isinstance(test, str) else test.name()
+        name = valid_text(test if isinstance(test, str) else test.name())
         why = "; then ".join(dict.fromkeys(f.fault or "it failed" for f in (first, second)))
-        raise SandboxFault(f"the sandbox could not grade the test {valid_text(name)[:120]!r} "
-                           f"on two workers in a row: {why}")
+        control = self._control(slot, request)
+        if control is None:
+            return TestOutcome(test=name, status="error", detail=one_line(
+                f"the sandbox could not grade this test on two workers in a row ({why}), while a known-good "
+                f"job graded right after passed: the program's failure"), duration_s=0.0)
+        raise SandboxFault(f"the sandbox could not grade the test {name[:120]!r} on two workers in a row: {why}; "
+                           f"a known-good control job failed too ({control})")
+
+    def _control(self, slot: _Slot, request: RunRequest) -> str | None:
+        """Run the control job of `request` (CONTROL_*: the same kind of job, a trivial
+        program that passes it, the request's domain, blindness and io comparison)
+        right after a job faulted; None when it passed, else what went wrong."""
+        if any(isinstance(test, str) for test in request.tests):
+            control = RunRequest(CONTROL_PROGRAM, [CONTROL_TEST], entry_point="f", domain=request.domain,
+                                 blind=request.blind)
+        else:  # an io job, or another language's (whose control is an io job: no compile needed)
+            io = any(isinstance(test, IoCase) for test in request.tests)
+            control = RunRequest(CONTROL_IO_PROGRAM, [CONTROL_IO], domain=request.domain, blind=request.blind,
+                                 compare=request.compare if io else "lcb",
+                                 compare_mode=request.compare_mode if io else "strict")
+        outcome = self._run_test_once(slot, control, control.tests[0], self._limits.timeout_s)
+        if isinstance(outcome, TestOutcome) and outcome.status == "passed":
+            return None
+        if isinstance(outcome, TestOutcome):
+            return f"{outcome.status}: {outcome.detail}"[:300]
+        return outcome.fault or (outcome.outcome.detail if outcome.outcome is not None else "it failed")
 
     def _run_test_once(
         self, slot: _Slot, request: RunRequest, test: str | IoCase | CallCase, timeout: float,
@@ -424,6 +492,7 @@ class WorkerPool:
             job["exec"] = _artifacts_known(channel, native)
             job["memory_mb"] = max(limits.memory_mb, int(native.get("memory_mb") or 0))
         if isinstance(test, IoCase):  # a whole program on stdin/stdout (worker/io_job.py)
+            _check_io(test)
             job.update(kind="io", stdin=test.input, expected=test.expected, compare=request.compare,
                        compare_mode=request.compare_mode)
             test = test.name()
@@ -431,6 +500,7 @@ class WorkerPool:
             if native is None:
                 return TestOutcome(test=valid_text(test.name()), status="error",
                                    detail="a call test needs a program of another language than Python")
+            _check_expected(test)
             job.update(kind="call", calls=[call.args for call in test.calls],
                        expected=[call.expected for call in test.calls],
                        labels=[call.label or f"call {index + 1}" for index, call in enumerate(test.calls)],

@@ -43,9 +43,11 @@ BLIND_DOMAINS = tuple(domain for domain in DOMAINS if domain != AGENT)
 
 
 class GradingError(RuntimeError):
-    """The sandbox could not grade a program (SandboxFault): the harness's failure, never
-    the program's. It ends the unit as a harness error (errors.jsonl, redone by --resume),
-    never a test's verdict."""
+    """The sandbox could not grade a program (SandboxFault: it failed on two workers in a
+    row and on a known-good control job right after, so the fault is the harness's, never
+    the program's; a fault only the program's job meets is that test's error verdict). It
+    ends the unit as a harness error (errors.jsonl `sandbox_error`, named in the report,
+    redone by --resume), never a test's verdict."""
 
 
 def _call_label(task: Task, call) -> str:

@@ -12,8 +12,8 @@ with the same meaning; fields may be added, never renamed or removed)::
     strategies: {name: {pass@<k>, pass@<k>_ci95, pass^<k>, pass^<k>_ci95, pass@1_by_trial, pass@1_by_trial_ci95,
         model_calls, cached_calls, input_tokens, output_tokens, tokens, cost_usd,
         cached_cost_usd, errors (trials whose answer held no usable code: unusable
-        answers), model_errors and unit_errors (attempts errors.jsonl says a model error,
-        or an unexpected exception, stopped), summed_s (= wall_s: trial time summed over
+        answers), model_errors, unit_errors and sandbox_errors (attempts errors.jsonl says a
+        model error, an unexpected exception, or a sandbox fault a control job met too, stopped), summed_s (= wall_s: trial time summed over
         workers), calls_per_attempt, tasks_scored, tasks_completed, attempts,
         incomplete_attempts, no_tests}},
     paired: [{a, b, diff, ci_low, ci_high, p_value, fixed, broken, both, neither, pairs,
@@ -45,6 +45,8 @@ with the same meaning; fields may be added, never renamed or removed)::
         strategy, its complete attempts and those whose final program did not compile,
     by_kind: {kind: {tasks, <strategy>: {pass@1, pass@1_ci95}}} (only when the run mixes
         task kinds: function, io),
+    sandbox_faults: [task ids] (only when an attempt is open on a sandbox_error: the sandbox
+        failed a known-good control job too, so the harness is at fault; not scored),
     languages: {language: tasks} (the languages of the tasks the run has records of: python,
         rust, go, cpp, javascript),
     by_language: [{language, strategy, pass@1, pass@1_ci95, tasks, attempts}] (only when the
@@ -164,6 +166,7 @@ def _strategy(f: Frames, s: str, spend: pd.Series, no_tests: dict[str, int]) -> 
     kinds = [e.get("kind") for e in f.errors if isinstance(e, dict) and e.get("strategy") == s]
     entry["model_errors"] = kinds.count("model_error")
     entry["unit_errors"] = kinds.count("unit_exception")
+    entry["sandbox_errors"] = kinds.count("sandbox_error")
     return entry
 
 
@@ -486,6 +489,13 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         unusable=unusable, errors_open=status["errors_open"], errors_redone=status["errors_redone"],
         error_log=error_log, resumes=resumes, bad_lines=bad_lines, resume_command=resume_command(run_dir),
         task_check=header.get("task_check") if isinstance(header.get("task_check"), dict) else None)
+    if faulted := _sandbox_faults(f):
+        doc["sandbox_faults"] = faulted
+        doc["caveats"].append(wording.caveat("sandbox_faults", "warn", (
+            f"The sandbox failed to grade {wording.count(len(faulted), 'task')} even on a known-good control job run "
+            f"right after (the harness's fault, not the program's; those attempts are not scored): "
+            f"{', '.join(faulted[:5])}{', ...' if len(faulted) > 5 else ''}. `{resume_command(run_dir)}` grades "
+            "them again.")))
     in_process = _in_process_verdicts(header, f)
     if in_process:
         doc["caveats"].append(wording.caveat("in_process_verdicts", "warn", (
@@ -511,6 +521,14 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
     if timings is not None:
         doc["timings"] = timings
     return doc
+
+
+def _sandbox_faults(f: Frames) -> list[str]:
+    """The tasks with an attempt still open on a sandbox fault (errors.jsonl kind
+    sandbox_error: the sandbox failed a known-good control job too, harness/core/evaluator.py)."""
+    done = set(f.attempts[KEYS].itertuples(index=False, name=None)) if not f.attempts.empty else set()
+    return sorted({k[0] for e, k in zip([e for e in f.errors if fr.error_keys([e])], f.error_keys)
+                   if k not in done and isinstance(e, dict) and e.get("kind") == "sandbox_error"})
 
 
 def _in_process_verdicts(header: Mapping[str, Any], f: Frames) -> list[str]:

@@ -262,6 +262,17 @@ def _apps(output: str, expected: str) -> tuple[bool, str]:
 _SOURCE_RULES = {"lcb": _lcb, "codecontests": _codecontests, "apps": _apps}
 
 
+def _as_bytes(output: bytes | str) -> bytes:
+    """The output's bytes: text as UTF-8, its escaped bytes back as they were and any
+    other lone surrogate as its own three bytes (not UTF-8: a different token)."""
+    if not isinstance(output, str):
+        return bytes(output)
+    try:
+        return output.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return output.encode("utf-8", "surrogatepass")
+
+
 def compare(output: bytes | str, expected: str, rule: str = DEFAULT_RULE, mode: str = DEFAULT_MODE) -> tuple[bool, str]:
     """(whether `output`, the program's stdout, passes for `expected` under `rule` in
     `mode`, why not in a few words). Never raises for any output."""
@@ -269,7 +280,7 @@ def compare(output: bytes | str, expected: str, rule: str = DEFAULT_RULE, mode: 
         raise ValueError(f"unknown comparison rule {rule!r}; known: {', '.join(RULES)}")
     if mode not in MODES:
         raise ValueError(f"unknown comparison mode {mode!r}; known: {', '.join(MODES)}")
-    data = output.encode("utf-8", "surrogateescape") if isinstance(output, str) else bytes(output)
+    data = _as_bytes(output)
     want = expected.encode("utf-8")  # the task's text: a failure here is not the program's
     try:
         if mode == "strict" or rule == "exact":

@@ -184,8 +184,15 @@ def run_compile(worker, job: dict, limits: dict, NotRun) -> dict:
             lowered = text.lower()
             memory = any(phrase.lower() in lowered for phrase in OUT_OF_MEMORY)
             return dict(answer, status="memory" if memory else "error")
-        artifacts = {name: base64.b64encode(_read_artifact(worker.scratch, name, int(job["max_artifact_mb"]))).decode()
-                     for name in job.get("artifacts", ())}
+        try:
+            artifacts = {name: base64.b64encode(_read_artifact(worker.scratch, name, int(job["max_artifact_mb"]))).decode()
+                         for name in job.get("artifacts", ())}
+        except (OSError, ArtifactMissing) as exc:
+            # The program's sources can make the compiler write no program, or one too big
+            # (a library crate, a huge static array): the program's compile error, never
+            # the worker's failure (nothing of its state changed).
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            return dict(answer, status="error", detail=f"{text}\nthe compiler made no usable program ({why})".lstrip())
         return dict(answer, status="ok", artifacts=artifacts)
     except ZygoteGone as exc:
         raise NotRun(str(exc)) from None
@@ -196,7 +203,7 @@ def run_compile(worker, job: dict, limits: dict, NotRun) -> dict:
 
 
 class ArtifactMissing(RuntimeError):
-    pass
+    """The compiler's output is not a regular file of at most the artifact limit."""
 
 
 def _read_artifact(scratch: str, name: str, max_mb: int) -> bytes:
@@ -209,7 +216,7 @@ def _read_artifact(scratch: str, name: str, max_mb: int) -> bytes:
     try:
         info = os.fstat(fd)
         if not (info.st_mode & 0o170000 == 0o100000) or info.st_size > max_mb * 1024 * 1024:
-            raise RuntimeError(f"the compiler's output {name} is not a regular file of at most {max_mb} MB")
+            raise ArtifactMissing(f"the compiler's output {name} is not a regular file of at most {max_mb} MB")
         chunks = []
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
@@ -281,34 +288,52 @@ def run_call(worker, job: dict, limits: dict, NotRun, blind: bool) -> dict:
         if not ended_well and kind == "timeout":
             return dict(answer, status="timeout", detail=f"the program {how}")
         found = _results(bytes(results.data), token, len(calls))
-        for index, label in enumerate(labels):
-            if index not in found:
-                tail = _tail(printed)
-                why = f"the program {how}" if not ended_well else "the program ended before it returned"
-                return dict(answer, status="error", detail=f"{label}  # {why}" + (f":\n{tail}" if tail else ""))
-            try:
-                same = equal(parse(found[index]), parse(expected[index]), tolerance)
-            except NotAValue as exc:
-                return dict(answer, status="error", detail=f"{label}  # the driver printed {exc}")
-            if not same:
-                return dict(answer, status="failed", detail=f"{label}  # got {shown(found[index])}")
-        if not ended_well or found.get("end") is not True:
-            tail = _tail(printed)
-            return dict(answer, status="error", detail=f"the program {how} after its last call" + (f":\n{tail}" if tail else ""))
-        return dict(answer, status="passed", detail="")
-    except ZygoteGone as exc:
-        raise NotRun(str(exc)) from None
+        return dict(answer, **_call_verdict(found, expected, labels, tolerance, ended_well, how, printed))
+    except ZygoteGone as exc:  # the zygote died under the job: the program may have done it
+        raise NotRun(str(exc), during=True) from None
     finally:
         for fd in worker._open_ends:
             os.close(fd)
         worker._open_ends = set()
 
 
+def _call_verdict(found: dict, expected: list, labels: list, tolerance, ended_well: bool, how: str,
+                  printed: str) -> dict:
+    """{status, detail} of a call job, from the results the driver wrote (`found`, see
+    `_results`): every call's result is read and compared (values.py: both total), in
+    order, whatever the earlier ones were, so the work done does not depend on which
+    call was wrong; the first call whose result is missing or different decides."""
+    verdict = None
+    for index, label in enumerate(labels):
+        if index not in found:
+            if verdict is None:
+                tail = _tail(printed)
+                why = f"the program {how}" if not ended_well else "the program ended before it returned"
+                verdict = {"status": "error", "detail": f"{label}  # {why}" + (f":\n{tail}" if tail else "")}
+            continue
+        try:
+            same = equal(parse(found[index]), parse(expected[index]), tolerance)
+        except NotAValue as exc:
+            if verdict is None:
+                verdict = {"status": "error", "detail": f"{label}  # the driver printed {exc}"}
+            continue
+        if not same and verdict is None:
+            verdict = {"status": "failed", "detail": f"{label}  # got {shown(found[index])}"}
+    if verdict is not None:
+        return verdict
+    if not ended_well or found.get("end") is not True:
+        tail = _tail(printed)
+        return {"status": "error", "detail": f"the program {how} after its last call" + (f":\n{tail}" if tail else "")}
+    return {"status": "passed", "detail": ""}
+
+
 def _results(data: bytes, token: str, count: int) -> dict:
     """{index: the value's text} of the lines framed by `token` (the first of each index),
-    and "end": True when the driver said it was done after the last one."""
+    and "end": True when the driver said it was done after the last one. An index is
+    ASCII digits only (`'²'.isdigit()` is true, and int() refuses it)."""
     found: dict = {}
     prefix = token + " "
+    width = len(str(max(count - 1, 0)))
     for raw in data.decode("utf-8", errors="replace").split("\n"):
         if not raw.startswith(prefix):
             continue
@@ -317,6 +342,9 @@ def _results(data: bytes, token: str, count: int) -> dict:
             if len([key for key in found if key != "end"]) == count:
                 found["end"] = True
             continue
-        if head.isdigit() and int(head) < count and int(head) not in found and "end" not in found:
-            found[int(head)] = value
+        if not (0 < len(head) <= width and head.isascii() and head.isdigit()) or "end" in found:
+            continue
+        index = int(head)
+        if index < count and index not in found:
+            found[index] = value
     return found

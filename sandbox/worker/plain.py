@@ -138,12 +138,12 @@ def from_tree(tree: object, tags: dict | None = None) -> object:
         if tag == "float" and len(node) == 2 and type(node[1]) is str and len(node[1]) < 40:
             try:
                 return float.fromhex(node[1])
-            except ValueError:
+            except (ValueError, OverflowError):  # "0x1p99999" overflows
                 raise WireError("bad float") from None
         if tag == "complex" and len(node) == 3 and all(type(p) is str and len(p) < 40 for p in node[1:]):
             try:
                 return complex(float.fromhex(node[1]), float.fromhex(node[2]))
-            except ValueError:
+            except (ValueError, OverflowError):
                 raise WireError("bad complex") from None
         if tag == "bytes" and len(node) == 2 and type(node[1]) is str:
             try:

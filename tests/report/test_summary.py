@@ -154,3 +154,14 @@ def test_the_table_says_what_its_error_columns_count_and_shows_model_errors_apar
                "model errors = attempts a model error stopped" in line for line in lines)
     texts = {c["key"]: c["text"] for c in summary["caveats"]}
     assert "whose answer held no usable code" in texts["unusable_answers"] and "model error" not in texts["unusable_answers"]
+
+
+def test_a_sandbox_fault_a_control_job_met_too_names_its_task():
+    errors = [{"kind": "sandbox_error", "task_id": "T9", "strategy": "reflexion", "attempt": 1, "trial": 1,
+               "error": "task T9, hidden tests: the sandbox could not grade ...; a known-good control job failed too",
+               "at": "2026-12-01T00:00:00+00:00"}]
+    summary = build_summary(header(), synthetic_records(), errors)
+    assert summary["sandbox_faults"] == ["T9"] and summary["strategies"]["reflexion"]["sandbox_errors"] == 1
+    texts = {c["key"]: c["text"] for c in summary["caveats"]}
+    assert "T9" in texts["sandbox_faults"] and "control job" in texts["sandbox_faults"]
+    assert "sandbox_faults" not in build_summary(header(), synthetic_records())

@@ -176,13 +176,16 @@ inline void quote(const std::string& s, std::string& out) {
     }
     out += '"';
 }
+// The shortest text that reads back as exactly `x` in its own type (a long double in
+// long double precision: its integers up to 2^64 print every digit).
 template <class F> void shortest(F x, std::string& out, int most) {
     if (std::isnan(x)) { out += "NaN"; return; }
     if (std::isinf(x)) { out += x > 0 ? "Infinity" : "-Infinity"; return; }
-    char buf[64];
+    char buf[80];
     for (int digits = 1; digits <= most; ++digits) {
-        std::snprintf(buf, sizeof buf, "%.*g", digits, (double)x);
-        if ((F)std::strtod(buf, nullptr) == x) break;
+        std::snprintf(buf, sizeof buf, "%.*Lg", digits, (long double)x);
+        if constexpr (std::is_same<F, long double>::value) { if (std::strtold(buf, nullptr) == x) break; }
+        else if ((F)std::strtod(buf, nullptr) == x) break;
     }
     out += buf;
 }
@@ -192,7 +195,7 @@ inline void encode(const std::string& v, std::string& out) { quote(v, out); }
 inline void encode(const char* v, std::string& out) { quote(v, out); }
 inline void encode(float v, std::string& out) { shortest(v, out, 9); }
 inline void encode(double v, std::string& out) { shortest(v, out, 17); }
-inline void encode(long double v, std::string& out) { shortest((double)v, out, 17); }
+inline void encode(long double v, std::string& out) { shortest(v, out, 21); }
 template <class T> std::enable_if_t<std::is_integral<T>::value> encode(T v, std::string& out) { out += std::to_string(v); }
 template <class T> void encode(const std::optional<T>& v, std::string& out);
 template <class T> void encode(const std::vector<T>& v, std::string& out);

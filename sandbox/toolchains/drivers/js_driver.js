@@ -13,6 +13,10 @@
       if (Number.isNaN(v)) return 'NaN';
       if (v === Infinity) return 'Infinity';
       if (v === -Infinity) return '-Infinity';
+      // Every digit of an integral Number (String(v) writes 1e+21 from 1e21 on), and -0
+      // as a float: the text reads back as exactly this value.
+      if (Object.is(v, -0)) return '-0.0';
+      if (Number.isInteger(v)) return BigInt(v).toString();
       return String(v);
     }
     if (typeof v === 'string') return JSON.stringify(v);
