@@ -44,7 +44,8 @@ def _view_pages_answer(run_dir: Path, task_id: str) -> None:
 
     from harness.view.app import ViewApp
 
-    client = TestClient(ViewApp(run_dir.parent, warm=False).asgi, raise_server_exceptions=False)
+    client = TestClient(ViewApp(run_dir.parent, warm=False).asgi, raise_server_exceptions=False,
+                        base_url="http://127.0.0.1")
     for url in ("/", f"/runs/{run_dir.name}", f"/runs/{run_dir.name}/tasks", f"/runs/{run_dir.name}/tasks/{task_id}",
                 f"/api/runs/{run_dir.name}/state"):
         response = client.get(url)
