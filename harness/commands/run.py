@@ -366,7 +366,7 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
         sys.stdout.flush()
         os._exit(130)  # worker threads may be inside a model call; do not wait for them
     except Exception as exc:  # e.g. the Docker engine went away mid-run, or the results disk is full
-        resume = cell.resume_hint if cell is not None and cell.resume_hint else f"python -m harness run --resume {run_dir}"
+        resume = _resume_command(cell, run_dir)
         where = _log_trace(run_dir, "the run stopped")
         if _disk_full(exc):
             print(f"error: the run stopped: {_full(exc)} ({_os_error(exc)}) in {run_dir}. Finished trials "
@@ -390,7 +390,7 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
     except OSError as exc:
         if not _disk_full(exc):
             raise
-        resume = cell.resume_hint if cell is not None and cell.resume_hint else f"python -m harness run --resume {run_dir}"
+        resume = _resume_command(cell, run_dir)
         print(f"error: the run's summary could not be written: {_full(exc)} ({_os_error(exc)}) in "
               f"{run_dir}. Finished trials are saved; free space, then resume with: {resume}", file=sys.stderr)
         return 1
@@ -400,6 +400,10 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
         if viewer is not None:  # stopped before the interpreter exits, mid-request or not
             viewer.stop()
             print(f"view: closed with the run; reopen with: python -m harness view {run_dir.parent}", file=sys.stderr)
+
+
+def _resume_command(cell: CellOptions | None, run_dir: Path) -> str:
+    return cell.resume_hint if cell is not None and cell.resume_hint else f"python -m harness run --resume {run_dir}"
 
 
 def _disk_full(exc: BaseException) -> bool:
