@@ -291,3 +291,60 @@ def test_terminal_safe_shows_every_control_character(text, shown):
     from harness.terminal import terminal_safe
 
     assert terminal_safe(text) == shown
+
+
+def test_a_disk_that_fills_up_at_the_summary_is_one_line_with_the_resume_command(tmp_path, monkeypatch, capsys):
+    """The summary's write meets ENOSPC (raised from a fake file layer: the one function
+    that writes summary.json), through the CLI's main(): one line, the folder, --resume."""
+    import errno
+
+    from harness.cli import main
+    from harness.rundata import numbers
+
+    def full_disk(run_dir, **_):
+        raise OSError(errno.ENOSPC, "No space left on device", str(run_dir / "summary.json"))
+
+    monkeypatch.setattr(numbers, "end_session", full_disk)
+    monkeypatch.chdir(tmp_path)
+    for name, value in _env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    tasks = write_task_file(tmp_path)
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"match": "Implement", "reply": "```python\ndef f0(n):\n    return 0\n```"}) + "\n")
+    code = main(["run", "--out", str(tmp_path / "out"), "--memory-dir", str(tmp_path / "mem"), "--tasks", f"jsonl:{tasks}",
+                 "--model", f"scripted:{script}", "--strategy", "baseline", "--limit", "1", "--sandbox", "process",
+                 "--no-cache", "--no-report"])
+    err = capsys.readouterr().err
+    (run_dir,) = (tmp_path / "out").iterdir()
+    assert code == 1 and "Traceback" not in err
+    assert _one_error_line(err) == (
+        "error: the run's summary could not be written: the results disk is full (No space left on device: "
+        f"{run_dir / 'summary.json'}) in {run_dir}. Finished trials are saved; free space, then resume with: "
+        f"python -m harness run --resume {run_dir}")
+
+
+def test_a_full_disk_before_the_run_folder_exists_is_one_line(tmp_path, monkeypatch, capsys):
+    """run.json's write meets ENOSPC (a fake file layer: the function that makes the run
+    folder): one line saying where, and what to do; exit 2."""
+    import errno
+
+    import harness.runner
+    from harness.cli import main
+
+    def full_disk(config, *_, **__):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "out" / "run.json"))
+
+    monkeypatch.setattr(harness.runner, "prepare_run_dir", full_disk)
+    for name, value in _env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    tasks = write_task_file(tmp_path)
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"match": "Implement", "reply": "```python\ndef f0(n):\n    return 0\n```"}) + "\n")
+    code = main(["run", "--out", str(tmp_path / "out"), "--memory-dir", str(tmp_path / "mem"), "--tasks", f"jsonl:{tasks}",
+                 "--model", f"scripted:{script}", "--strategy", "baseline", "--limit", "1", "--sandbox", "process",
+                 "--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert _one_error_line(err) == (
+        f"error: the run folder cannot be written under {tmp_path / 'out'} (No space left on device: "
+        f"{tmp_path / 'out' / 'run.json'}); free space there, or give another folder with --out")
