@@ -7,6 +7,8 @@ import os
 import sys
 from typing import Sequence
 
+from harness.text.terminal import safe_streams, terminal_safe  # (terminal_safe: the commands import it from here)
+
 # Sub-command name -> module in harness.commands exposing `register(subparsers)`;
 # `register` adds the parser and sets `func(args) -> int` as its default.
 COMMANDS: dict[str, str] = {
@@ -21,16 +23,6 @@ COMMANDS: dict[str, str] = {
     "sandbox": "sandbox",
     "view": "view",
 }
-
-
-def terminal_safe(text: str) -> str:
-    """`text` fit to print on a terminal: control characters other than newline and tab
-    (escape sequences that could retitle, clear or rewrite the user's terminal, as a
-    model-written lesson may hold) are shown as \\xNN / \\uNNNN escapes."""
-    return "".join(
-        ch if ch in "\n\t" or (ch.isprintable() or ch == " ") else ch.encode("unicode_escape").decode("ascii")
-        for ch in text
-    )
 
 
 class UsageError(Exception):
@@ -56,6 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    with safe_streams():  # whatever a command prints is shown, never obeyed, by the terminal
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -358,10 +358,7 @@ class RunConfig:
         """Reads a TOML config file; settings may sit at top level or under [run]."""
         if not path.is_file():
             raise ConfigError(f"config file not found: {path}")
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+        data = _read_toml(path)
         if "study" in data:
             raise ConfigError(f"{path}: a [study] table is a study (several models or task sets): run it with "
                               f"`python -m harness study {path}`")
@@ -373,9 +370,28 @@ class RunConfig:
                     f"put them all in one place (the [run] table would hide the others)"
                 )
             data = data["run"]
+            if not isinstance(data, dict):
+                raise ConfigError(f"{path}: run must be a [run] table of settings, got {_shown(data)}")
         data = dict(data)
         cls.from_dict(data, source=str(path))  # fail early on unknown keys / bad types
         return data
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's table; every way it can be unreadable is one ConfigError naming it."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1}); "
+                          "save it as UTF-8") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
 
 
 def _installed(module: str) -> bool:

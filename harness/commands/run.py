@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import time
@@ -319,14 +320,20 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
         if config.check_tasks:
             tasks, extra["task_check"] = _check_tasks(config, tasks, workbench)
         extra["estimate"] = estimate_of(config, tasks, prompts, strict=False)  # the report says how far off it was
-        run_dir, header = prepare_run_dir(config, tasks, config.sandbox, frozen,
-                                          run_id=cell.run_id if cell is not None else None, extra=extra)
-        session = SessionLock(run_dir).acquire()
-        if checked is not None:  # what the check call cost, beside the trials (it decides nothing of them)
-            from harness.rundata import write_json
+        try:
+            run_dir, header = prepare_run_dir(config, tasks, config.sandbox, frozen,
+                                              run_id=cell.run_id if cell is not None else None, extra=extra)
+            session = SessionLock(run_dir).acquire()
+            if checked is not None:  # what the check call cost, beside the trials (it decides nothing of them)
+                from harness.rundata import write_json
 
-            header = {**header, "model_check": checked}
-            write_json(run_dir / "run.json", header)
+                header = {**header, "model_check": checked}
+                write_json(run_dir / "run.json", header)
+        except OSError as exc:
+            if workbench is not None:
+                workbench.close()
+            raise UsageError(f"the run folder cannot be written under {config.out} ({_os_error(exc)}); "
+                             "free space there, or give another folder with --out") from None
     if cell is not None and cell.on_folder is not None:
         cell.on_folder(run_dir)
     print(
@@ -368,16 +375,15 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
         sys.stderr.flush()
         sys.stdout.flush()
         os._exit(130)  # worker threads may be inside a model call; do not wait for them
-    except Exception as exc:  # e.g. the Docker engine went away mid-run
-        log = run_dir / "error.log"
-        with log.open("a", encoding="utf-8", errors="backslashreplace") as fh:
-            fh.write(f"--- the run stopped\n{traceback.format_exc()}\n")
-        print(
-            f"error: the run stopped: {type(exc).__name__}: {terminal_safe(str(exc))} (traceback in {log}). Finished trials "
-            f"are saved; once fixed, resume with: "
-            f"{cell.resume_hint if cell is not None and cell.resume_hint else f'python -m harness run --resume {run_dir}'}",
-            file=sys.stderr,
-        )
+    except Exception as exc:  # e.g. the Docker engine went away mid-run, or the results disk is full
+        resume = _resume_command(cell, run_dir)
+        where = _log_trace(run_dir, "the run stopped")
+        if _disk_full(exc):
+            print(f"error: the run stopped: {_full(exc)} ({_os_error(exc)}) in {run_dir}. Finished trials "
+                  f"are saved; free space, then resume with: {resume}", file=sys.stderr)
+        else:
+            print(f"error: the run stopped: {type(exc).__name__}: {terminal_safe(str(exc))} ({where}). Finished "
+                  f"trials are saved; once fixed, resume with: {resume}", file=sys.stderr)
         if workbench is not None:
             workbench.sandbox.close()
         sys.stderr.flush()
@@ -391,12 +397,63 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
             "sandbox_start_s": opened["sandbox_start_s"],
             **result.timings,
         })
+    except OSError as exc:
+        if not _disk_full(exc):
+            raise
+        resume = _resume_command(cell, run_dir)
+        print(f"error: the run's summary could not be written: {_full(exc)} ({_os_error(exc)}) in "
+              f"{run_dir}. Finished trials are saved; free space, then resume with: {resume}", file=sys.stderr)
+        return 1
     finally:
         if session is not None:  # after summary.json: the view reads an ended session, never a killed one
             session.release()
         if viewer is not None:  # stopped before the interpreter exits, mid-request or not
             viewer.stop()
             print(f"view: closed with the run; reopen with: python -m harness view {run_dir.parent}", file=sys.stderr)
+
+
+def _resume_command(cell: CellOptions | None, run_dir: Path) -> str:
+    return cell.resume_hint if cell is not None and cell.resume_hint else f"python -m harness run --resume {run_dir}"
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """True for a write the disk (or a file size limit) refused, wherever it was wrapped."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _full(exc: BaseException) -> str:
+    seen: BaseException | None = exc
+    while seen is not None and not (isinstance(seen, OSError) and seen.errno == errno.EFBIG):
+        seen = seen.__cause__ or seen.__context__
+    return "a results file reached the size limit on files" if seen is not None else "the results disk is full"
+
+
+def _os_error(exc: BaseException) -> str:
+    """An OSError as a user reads it: its reason and the file, without the errno."""
+    seen: BaseException | None = exc
+    while seen is not None and not isinstance(seen, OSError):
+        seen = seen.__cause__ or seen.__context__
+    if seen is None:
+        return terminal_safe(str(exc))
+    reason = seen.strerror or str(seen)
+    return terminal_safe(f"{reason}: {seen.filename}" if seen.filename else reason)
+
+
+def _log_trace(run_dir: Path, what: str) -> str:
+    """Appends the traceback to run_dir/error.log and says where it is; on a disk that
+    refuses that too, says so instead (the one line on the terminal is what matters)."""
+    log = run_dir / "error.log"
+    try:
+        with log.open("a", encoding="utf-8", errors="backslashreplace") as fh:
+            fh.write(f"--- {what}\n{traceback.format_exc()}\n")
+    except OSError as exc:
+        return f"no traceback written: {exc.strerror}"
+    return f"traceback in {log}"
 
 
 def _check_model(config: RunConfig, model: Any, workbench: Any, *, resuming: bool) -> dict[str, Any] | None:
@@ -426,7 +483,7 @@ def _check_model(config: RunConfig, model: Any, workbench: Any, *, resuming: boo
         raise UsageError(str(exc)) from None
     finally:
         probe.close()
-    print(f"model: {config.model} answered a check call in {found['seconds']:.1f} s (as {found['model']})",
+    print(f"model: {config.model} answered a check call in {found['seconds']:.1f} s (as {terminal_safe(str(found['model']))})",
           file=sys.stderr)
     return found
 
@@ -539,11 +596,9 @@ def finish_run(result: Any, config: RunConfig, *, timings: dict[str, float]) -> 
         try:
             report_path = write_report(result.run_dir, doc=summary)
         except Exception as exc:  # noqa: BLE001 - the results are saved; the report can be rebuilt
-            log = result.run_dir / "error.log"
-            with log.open("a", encoding="utf-8", errors="backslashreplace") as fh:
-                fh.write(f"--- the report could not be written\n{traceback.format_exc()}\n")
+            where = _log_trace(result.run_dir, "the report could not be written")
             report_error = (f"error: the report could not be written ({type(exc).__name__}: "
-                            f"{terminal_safe(' '.join(str(exc).split()))[:300]}; traceback in {log}). The results are "
+                            f"{terminal_safe(' '.join(str(exc).split()))[:300]}; {where}). The results are "
                             f"saved; rebuild it with: python -m harness report {result.run_dir}")
             summary = numbers.end_session(result.run_dir, exit_code=exit_code or 1, timings=timings,
                                           budget_stop=budget_stop)

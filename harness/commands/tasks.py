@@ -79,6 +79,8 @@ def _section(title: str, body: str) -> None:
 def _shown(test) -> str:
     if isinstance(test, IoTest):
         return f"input:\n{test.input.rstrip()}\nexpected output:\n{test.output.rstrip()}"
+    if hasattr(test, "suite"):  # a runner test: its name, as its test runner knows it, in its file
+        return f"{test.test}  (in {test.suite.test_path})"
     if not isinstance(test, str):  # another language's calls: each call and its expected value
         import json
 

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from urllib.parse import quote
 
 import jinja2
+import jinja2.sandbox
 import pandas as pd
 from markupsafe import Markup
 
@@ -628,8 +629,9 @@ def _task_check_text(header: dict[str, Any]) -> str:
 
 def _env(markdown: bool = False) -> jinja2.Environment:
     """The templates' environment: HTML autoescaped; for Markdown (`markdown`), every
-    value written is made plain text there (see _md_text)."""
-    env = jinja2.Environment(
+    value written is made plain text there (see _md_text). Sandboxed: the harness's own
+    templates only, and no value of a run folder reaches Python through one."""
+    env = jinja2.sandbox.SandboxedEnvironment(
         loader=jinja2.PackageLoader("harness", "templates"),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default_for_string=True),
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,

@@ -36,6 +36,7 @@ from harness.models.base import ChatModel
 from harness.text.prompting import Prompts
 from harness.rundata import SCHEMA_VERSION, TrialLog, TrialRecord, append_error, read_errors, write_json
 from harness.tasks.base import TaskSet
+from harness.text.terminal import raw_stream, terminal_safe
 from harness.run.units import Unit, UnitFailure, UnitKey, Workbench, open_prompts, restore_lessons, units_for
 from sandbox import Sandbox
 
@@ -366,7 +367,7 @@ class Runner:
 
         bar = tqdm(
             total=len(units), initial=len(units) - len(pending), unit="attempt",
-            desc="attempts", disable=not self.show_progress, dynamic_ncols=True,
+            desc="attempts", disable=not self.show_progress, dynamic_ncols=True, file=raw_stream(sys.stderr),
             mininterval=0.1 if sys.stderr.isatty() else 5.0,  # keep CI logs short
         )
         bar.set_postfix_str(progress.postfix())
@@ -394,7 +395,10 @@ class Runner:
             bar.set_postfix_str(progress.postfix())
 
         def say(line: str) -> None:
-            bar.write(line, file=sys.stderr) if self.show_progress else print(line, file=sys.stderr)
+            if self.show_progress:  # beneath the bar, on its own stream: made safe here
+                bar.write(terminal_safe(line), file=raw_stream(sys.stderr))
+            else:
+                print(line, file=sys.stderr)
 
         timings: dict[str, float] = {}
         try:

@@ -106,8 +106,10 @@ def load_spec(path: Path) -> StudySpec:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise StudyError(f"{path}: not valid TOML ({exc})") from None
-    except UnicodeDecodeError:
-        raise StudyError(f"{path}: not UTF-8 text") from None
+    except UnicodeDecodeError as exc:
+        raise StudyError(f"{path}: not UTF-8 text (byte {exc.start + 1}); save it as UTF-8") from None
+    except OSError as exc:
+        raise StudyError(f"{path}: cannot be read ({exc.strerror})") from None
     table = data.get("study")
     if not isinstance(table, dict):
         raise StudyError(f"{path}: no [study] table; a study file holds [study] with name, models = [...], "
@@ -136,6 +138,8 @@ def load_spec(path: Path) -> StudySpec:
         raise StudyError(f"{where}: price is one model's price, and the study has {len(models)} models; give "
                          'prices = {"<model id>" = {input = ..., output = ...}, ...} or a price_table file instead')
     out = table.pop("out", None)
+    if out is not None and (not isinstance(out, str) or not out.strip()):
+        raise StudyError(f"{where}: out must be a folder path (a string), got {repr(out)[:60]}")
     spec = StudySpec(name, models, tasks, strategy, table, Path(out) if out else None)
     for model, task_set in spec.cells():  # fail before any cell runs
         try:

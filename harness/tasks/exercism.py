@@ -10,7 +10,9 @@ A task is `exercism/<language>/<slug>`, a runner task (harness/kinds/runner.py):
 hidden tests are its test file's tests, by name, run with the language's test runner;
 its reference solution is the example, its stub the exercise's stub.
 
-Data is input, never code: every file is read with a size limit, as UTF-8 text; a
+Data is input, never code: every file is read inside its exercise's folder and never
+through a link at any component (harness/tasks/folder.py), each name normalised and
+read once, with limits per file, per exercise and per task set, as UTF-8 text; a
 folder that is not an exercise the harness can run is a TaskError naming the file and
 the reason, except an exercise whose build needs what is not offline (a Rust exercise
 whose Cargo.toml names crates), which is left out and counted (`prompt_form`), as is one whose test file has no test
@@ -18,12 +20,15 @@ the runner would run.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from harness.kinds.languages import canonical, get_language, language_names
 from harness.kinds.languages.runner import ExerciseLayout, RunnerTest, Suite
 from harness.kinds.runner import VERDICT
 from harness.tasks.base import JsonError, Task, TaskError, TaskSet, parse_json
+from harness.tasks.folder import Folder, PathNameError, TooLarge, normal_name, open_folder
+from harness.tasks.rows import default_limits, size_text
 from sandbox.base import TestSuite
 from sandbox.toolchains import toolchain
 
@@ -39,31 +44,51 @@ class _Refused(Exception):
     file has no test the runner would run."""
 
 
-def _read(path: Path, limit: int = FILE_MAX_BYTES) -> str:
-    try:
-        if path.is_symlink() or not path.is_file():
-            raise TaskError(f"{path}: not a regular file (named by .meta/config.json)")
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise TaskError(f"{path}: cannot be read ({exc.strerror})") from None
-    if len(data) > limit:
-        raise TaskError(f"{path}: larger than {limit:,} bytes; an exercise's files are source text")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise TaskError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at byte {exc.start + 1})") from None
+class _Files:
+    """One exercise's files by normal name, each read once and counted against the
+    exercise's limit and the task set's (`budget`: bytes the set may still read)."""
+
+    def __init__(self, folder: Folder, budget: list[int]) -> None:
+        self.folder, self.budget, self.total = folder, budget, 0
+        self.texts: dict[str, str] = {}
+
+    def exists(self, name: str) -> bool:
+        return self.folder.kind(name) != "missing"
+
+    def text(self, name: str, limit: int = FILE_MAX_BYTES) -> str:
+        if name in self.texts:
+            return self.texts[name]
+        exercise_left = EXERCISE_MAX_BYTES - self.total
+        try:
+            data = self.folder.read(name, min(limit, exercise_left, self.budget[0]))
+        except TooLarge:
+            if limit <= min(exercise_left, self.budget[0]):
+                raise
+            if exercise_left <= self.budget[0]:
+                raise TaskError(f"{self.folder.path}: the exercise's files are larger than {EXERCISE_MAX_BYTES:,} "
+                                f"bytes (at {name})") from None
+            raise TaskError(f"{self.folder.path / name}: the task set's files pass "
+                            f"{size_text(default_limits().per_set)}, the limit per task set") from None
+        self.total += len(data)
+        self.budget[0] -= len(data)
+        try:
+            self.texts[name] = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise TaskError(f"{self.folder.path / name}: not UTF-8 text (byte 0x{data[exc.start]:02x} at byte "
+                            f"{exc.start + 1})") from None
+        return self.texts[name]
 
 
 def _names(config: dict, key: str, where: Path, required: bool) -> list[str]:
-    value = config.get("files", {}).get(key, [])
+    """The file names `files.<key>` lists, each normalised (`./x` is `x`), once each."""
+    value = config["files"].get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value) or (required and not value):
         raise TaskError(f"{where}: field 'files.{key}': expected a list of file names"
                         + (" (at least one)" if required else ""))
-    for name in value:
-        if name.startswith("/") or ".." in Path(name).parts or "\\" in name:
-            raise TaskError(f"{where}: field 'files.{key}': {name!r} is not a path inside the exercise")
-    return value
+    try:
+        return list(dict.fromkeys(normal_name(name, "the exercise") for name in value))
+    except PathNameError as exc:
+        raise TaskError(f"{where}: field 'files.{key}': {exc}") from None
 
 
 def _pick(names: list[str], suffixes: tuple[str, ...]) -> str | None:
@@ -81,16 +106,28 @@ def _merged(program: str, others: list[str], header: str) -> str:
     return "\n".join(parts)
 
 
-def _exercise(folder: Path, language: str, layout: ExerciseLayout) -> Task:
-    where = folder / ".meta" / "config.json"
-    if not where.is_file():
+def _config(files: _Files) -> dict:
+    where = files.folder.path / ".meta" / "config.json"
+    if not files.exists(".meta/config.json"):
         raise TaskError(f"{where}: missing (every exercise has .meta/config.json naming its files)")
     try:
-        config = parse_json(_read(where, CONFIG_MAX_BYTES))
+        config = parse_json(files.text(".meta/config.json", CONFIG_MAX_BYTES))
     except JsonError as exc:
         raise TaskError(f"{where}: {exc}") from None
     if not isinstance(config, dict) or not isinstance(config.get("files"), dict):
         raise TaskError(f"{where}: expected an object with a 'files' object")
+    return config
+
+
+def _exercise(practice: Folder, slug: str, language: str, layout: ExerciseLayout, budget: list[int]) -> Task:
+    with Folder.inside(practice, slug) as opened:
+        return _exercise_in(_Files(opened, budget), language, layout)
+
+
+def _exercise_in(reader: _Files, language: str, layout: ExerciseLayout) -> Task:
+    folder = reader.folder.path
+    where = folder / ".meta" / "config.json"
+    config = _config(reader)
     solution = _names(config, "solution", where, True)
     tests = _names(config, "test", where, True)
     example = _names(config, "example", where, True)
@@ -103,26 +140,19 @@ def _exercise(folder: Path, language: str, layout: ExerciseLayout) -> Task:
     if reference_path is None:
         raise TaskError(f"{where}: field 'files.example': no file ending in {' or '.join(layout.program)}")
     files: dict[str, str] = {}
-    total = 0
-    companions = sorted(path.relative_to(folder).as_posix() for pattern in layout.companions
-                        for path in folder.glob(pattern) if not path.is_symlink() and path.is_file()
-                        and not path.parent.is_symlink())  # a link is never followed
+    companions = sorted(name for pattern in layout.companions for name in reader.folder.glob(pattern))  # no link
     editor = list(dict.fromkeys([*editor, *(name for name in companions if name not in tests and name not in solution)]))
     for name in dict.fromkeys([*solution, *tests, *editor, *layout.support]):
-        path = folder / name
-        if not path.exists():
-            raise TaskError(f"{path}: missing (named by .meta/config.json)" if name not in layout.support
-                            else f"{path}: missing (a {get_language(language).display} exercise's build needs it)")
-        files[name] = _read(path)
-        total += len(files[name])
-        if total > EXERCISE_MAX_BYTES:
-            raise TaskError(f"{folder}: the exercise's files are larger than {EXERCISE_MAX_BYTES:,} bytes")
+        if not reader.exists(name):
+            raise TaskError(f"{folder / name}: missing (named by .meta/config.json)" if name not in layout.support
+                            else f"{folder / name}: missing (a {get_language(language).display} exercise's build needs it)")
+        files[name] = reader.text(name)
     why = layout.problem(files)
     if why:
         raise _Refused(f"{folder.name} ({why})")
     merged = [n for n in solution if n.endswith(layout.merged)] if layout.merged else []
     stub = _merged(files[program_path], [files[n] for n in merged], program_path)
-    examples = {name: _read(folder / name) for name in example}
+    examples = {name: reader.text(name) for name in example}
     reference = _merged(examples[reference_path], [examples[n] for n in example if n.endswith(layout.merged)],
                         program_path) if merged else examples[reference_path]
     test_path = next((t for t in tests if layout.test_names(files[t])), None)
@@ -135,7 +165,7 @@ def _exercise(folder: Path, language: str, layout: ExerciseLayout) -> Task:
         if path != test_path:
             for name in layout.test_names(files[path]):
                 names.setdefault(name)
-    docs = [_read(folder / doc).strip() for doc in DOCS if (folder / doc).is_file()]
+    docs = [reader.text(doc).strip() for doc in DOCS if reader.exists(doc)]
     if not docs:
         raise TaskError(f"{folder / DOCS[1]}: missing (the exercise's instructions are its prompt)")
     # The suite: every file but the program's own and the merged ones (the answer holds them).
@@ -154,29 +184,57 @@ def _exercise(folder: Path, language: str, layout: ExerciseLayout) -> Task:
                 meta={"source": str(folder), "exercise": exercise, "stub": stub, "verdict": VERDICT})
 
 
-def _practice_folders(root: Path, language: str | None) -> list[tuple[str, Path]]:
-    """(language, exercises/practice folder) pairs the spec names."""
+def _real_folder(root: Path, below: tuple[str, ...]) -> bool:
+    """True when root/below is a folder reached through no link below `root`."""
+    try:
+        os.close(open_folder(root, below))
+    except TaskError:
+        return False
+    return True
+
+
+def _practice_folders(root: Path, language: str | None) -> list[tuple[str, tuple[str, ...]]]:
+    """(language, the exercises/practice folder's parts below `root`) pairs the spec names."""
     found = []
     for lang in ([language] if language else list(language_names())):
-        candidate = (root / lang).joinpath(*PRACTICE)
-        if candidate.is_dir() and get_language(lang).exercise is not None:
-            found.append((lang, candidate))
+        if get_language(lang).exercise is not None and _real_folder(root, (lang, *PRACTICE)):
+            found.append((lang, (lang, *PRACTICE)))
     if found:
         return found
-    if root.joinpath(*PRACTICE).is_dir():  # one language's track: <root>/exercises/practice
-        root = root.joinpath(*PRACTICE)
-    if any((child / ".meta" / "config.json").is_file() for child in root.iterdir() if child.is_dir()):
+    below = PRACTICE if _real_folder(root, PRACTICE) else ()  # one language's track: <root>/exercises/practice
+    track = root.joinpath(*below)
+    with Folder(open_folder(root, below), track) as practice:
+        holds = any(kind == "folder" and practice.kind(f"{name}/.meta/config.json") == "file"
+                    for name, kind in practice.entries())
+    if holds:
         if language is None:  # .../<language>/exercises/practice names its language
-            parts = root.resolve().parts
+            parts = track.resolve().parts
             guess = parts[-3] if len(parts) >= 3 and parts[-2:] == PRACTICE else ""
             try:
                 language = canonical(guess)
             except ValueError:
-                raise TaskError(f"exercism: {root} holds exercises but names no language; "
+                raise TaskError(f"exercism: {track} holds exercises but names no language; "
                                 "add it: exercism:<folder>:rust (or go, cpp, javascript)") from None
-        return [(language, root)]
+        return [(language, below)]
     raise TaskError(f"exercism: {root} holds no exercises (expected <language>/exercises/practice/<slug>/ "
                     "or <slug>/.meta/config.json)")
+
+
+def _exercises(root: Path, lang: str, below: tuple[str, ...], budget: list[int],
+               tasks: list[Task], left_out: list[str]) -> None:
+    """Each exercise of one practice folder into `tasks`, or `left_out` with why."""
+    layout = get_language(lang).exercise
+    with Folder(open_folder(root, below), root.joinpath(*below)) as practice:
+        for name, kind in practice.entries():
+            if name.startswith(".") or kind not in ("folder", "link"):
+                continue
+            if kind == "link":
+                left_out.append(f"{lang}/{name} (a link; links in a task folder are never followed)")
+                continue
+            try:
+                tasks.append(_exercise(practice, name, lang, layout, budget))  # type: ignore[arg-type]
+            except _Refused as exc:
+                left_out.append(f"{lang}/{exc}")
 
 
 class ExercismSource:
@@ -201,14 +259,11 @@ class ExercismSource:
         root = Path(folder).expanduser()
         if not root.is_dir():
             raise TaskError(f"exercism: {root} is not a folder (a polyglot-benchmark checkout, or exercises/practice)")
-        tasks, left_out = [], []
-        for lang, practice in _practice_folders(root, chosen):
-            layout = get_language(lang).exercise
-            for exercise in sorted(p for p in practice.iterdir() if p.is_dir() and not p.name.startswith(".")):
-                try:
-                    tasks.append(_exercise(exercise, lang, layout))  # type: ignore[arg-type]
-                except _Refused as exc:
-                    left_out.append(f"{lang}/{exc}")
+        tasks: list[Task] = []
+        left_out: list[str] = []
+        budget = [default_limits().per_set]  # bytes the task set may still read
+        for lang, below in _practice_folders(root, chosen):
+            _exercises(root, lang, below, budget, tasks, left_out)
         if not tasks:
             raise TaskError(f"exercism: no exercise of {root} can be run" + (f" (first left out: {left_out[0]})" if left_out else ""))
         form = f"Exercism's layout; the exercise's own test file run with the language's test runner ({VERDICT})"

@@ -11,31 +11,48 @@ is would put the expected values in the graded process, where a program can rede
 `assert_eq!`, exit before the first assert, or read them. A row whose tests cannot all be
 read as calls is left out, and the task set says how many were (`prompt_form`).
 
+Rows are data from anywhere: the file is read with the limits every loader keeps (per row,
+per task set; harness/tasks/rows.py), parsing is linear in its size, and every field is
+type-checked before use: the entry point is pasted into a driver's source, so it is an
+identifier or the row is refused, with one error naming the file, the row and the field.
+
 The prompt ends where the body begins (HumanEval's convention): a completion is the body,
 `prompt + completion` the program; a chat model's whole function is graded as it is.
 """
 from __future__ import annotations
 
-import json
 import re
+import stat
 from pathlib import Path
+from typing import Any, Iterator
 
 from harness.kinds.languages import canonical, other_languages
 from harness.kinds.languages.base import CallSpec, CallTest
 from harness.kinds.languages.literals import LiteralError, parse_assert
-from harness.tasks.base import JsonError, Task, TaskError, TaskSet, decode_line, parse_json
+from harness.tasks.base import JsonError, Task, TaskError, TaskSet, parse_json
+from harness.tasks.contest import bad_row
+from harness.tasks.rows import default_limits, kind, size_text, strings_size
 
 _CANDIDATE = re.compile(r"\bcandidate\s*:?=\s*([A-Za-z_][A-Za-z0-9_]*)")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
+_QUOTE = re.compile(r'(?<!\\)"')
 
 
 def _entry_point(row: dict) -> str:
+    """The function the tests call: an ASCII identifier (it is pasted into the driver's
+    source), else ValueError naming the field it came from."""
     found = _CANDIDATE.search(row["tests"])
     if found:
         return found.group(1)
-    if row.get("entry_point"):
-        return str(row["entry_point"])
-    parts = str(row["name"]).split("_", 2)  # HumanEval_0_has_close_elements, mbpp_3_is_not_prime
-    return parts[2] if len(parts) == 3 else parts[-1]
+    if row.get("entry_point") is not None:
+        value, field = row["entry_point"], "entry_point"
+    else:
+        parts = row["name"].split("_", 2)  # HumanEval_0_has_close_elements, mbpp_3_is_not_prime
+        value, field = (parts[2] if len(parts) == 3 else parts[-1]), "name"
+    if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value):
+        shown = value[:60] if isinstance(value, str) else kind(value)
+        raise ValueError(f"field {field!r}: the function's name {shown!r} is not an identifier")
+    return value
 
 
 def _calls(tests: str, entry_point: str) -> tuple[CallSpec, ...]:
@@ -52,14 +69,16 @@ def _calls(tests: str, entry_point: str) -> tuple[CallSpec, ...]:
 
 
 def _statements(tests: str) -> list[str]:
-    """The test's lines, a line break inside a string literal kept in its line."""
-    out, pending = [], ""
+    """The test's lines, a line break inside a string literal kept in its line; linear:
+    each line's quotes are counted once (an unclosed quote makes one long statement)."""
+    out, pending, quotes = [], [], 0
     for line in tests.split("\n"):
-        pending = f"{pending}\n{line}" if pending else line
-        if len(re.findall(r'(?<!\\)"', pending.replace("\\\\", ""))) % 2 == 0:
-            out.append(pending)
-            pending = ""
-    return out + ([pending] if pending else [])
+        pending.append(line)
+        quotes += len(_QUOTE.findall(line.replace("\\\\", "")))
+        if quotes % 2 == 0:
+            out.append("\n".join(pending))
+            pending, quotes = [], 0
+    return out + (["\n".join(pending)] if pending else [])
 
 
 def _prompt(prompt: str, language: str) -> str:
@@ -68,23 +87,97 @@ def _prompt(prompt: str, language: str) -> str:
     return prompt
 
 
-def _rows(path: Path) -> list[dict]:
-    data = path.read_bytes()
-    lines = [decode_line(raw, path, number) for number, raw in enumerate(data.splitlines(keepends=True), start=1)]
-    text = "\n".join(lines)
-    if text.lstrip().startswith("["):
-        rows = parse_json(text)
-        if not isinstance(rows, list):
-            raise TaskError(f"{path}: expected a JSON list of rows")
-        return rows
-    rows = []
-    for number, line in enumerate(lines, start=1):
+def _rows(path: Path) -> Iterator[tuple[int, Any]]:
+    """(row number, row) of a JSON-lines file or of one JSON list, within the limits per
+    row and per task set; a TaskError naming the file and the row otherwise."""
+    limits = default_limits()
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise TaskError(f"{path}: not a regular file")
+        handle = path.open("rb")
+    except OSError as exc:
+        raise TaskError(f"{path}: cannot be read ({exc.strerror})") from None
+    with handle:
+        head = handle.read(1 << 16)
+        while head.strip() == b"" and (more := handle.read(1 << 16)):
+            head = more  # only blank so far
+        handle.seek(0)
+        if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
+            yield from _list_rows(path, handle.read(limits.per_set + 1))
+        else:
+            yield from _line_rows(path, handle)
+
+
+def _decode(raw: bytes, where: str) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1})") from None
+
+
+def _list_rows(path: Path, data: bytes) -> Iterator[tuple[int, Any]]:
+    limits = default_limits()
+    if len(data) > limits.per_set:
+        raise TaskError(f"{path}: larger than {size_text(limits.per_set)}, the limit per task set")
+    try:
+        rows = parse_json(_decode(data, str(path)))
+    except JsonError as exc:
+        raise TaskError(f"{path}: {exc}") from None
+    if not isinstance(rows, list):
+        raise TaskError(f"{path}: expected a JSON list of rows")
+    for number, row in enumerate(rows, start=1):
+        if strings_size(row) > limits.per_row:
+            raise bad_row(path, number, f"larger than {size_text(limits.per_row)}, the limit per row")
+        yield number, row
+
+
+def _line_rows(path: Path, handle: Any) -> Iterator[tuple[int, Any]]:
+    limits = default_limits()
+    number, used = 0, 0
+    while raw := handle.readline(limits.per_row + 1):
+        number += 1
+        used += len(raw)
+        if len(raw) > limits.per_row:
+            raise bad_row(path, number, f"the line is longer than {size_text(limits.per_row)}, the limit per row")
+        if used > limits.per_set:
+            raise bad_row(path, number, f"the file passes {size_text(limits.per_set)}, the limit per task set")
+        line = _decode(raw, f"{path}: row {number}")
         if line.strip():
             try:
-                rows.append(parse_json(line))
+                yield number, parse_json(line)
             except JsonError as exc:
-                raise TaskError(f"{path}:{number}: {exc}") from None
-    return rows
+                raise bad_row(path, number, str(exc)) from None
+
+
+def _checked(row: Any, path: Path, number: int, dataset: str) -> tuple[dict, str, str, list[str]]:
+    """(row with `tests`, language, entry point, stop tokens), every field type-checked."""
+    if not isinstance(row, dict):
+        raise bad_row(path, number, f"expected an object with name, language, prompt and tests, got {kind(row)}")
+    for field in ("name", "prompt"):
+        if not isinstance(row.get(field), str) or not row[field]:
+            raise bad_row(path, number, f"field {field!r}: expected a non-empty string, got {kind(row.get(field))}")
+    row = dict(row)
+    row["tests"] = row.get("tests", row.get("test"))
+    if not isinstance(row["tests"], str):
+        raise bad_row(path, number, f"field 'tests': expected the test code as a string, got {kind(row['tests'])}")
+    stop = row.get("stop_tokens")
+    if stop is not None and (not isinstance(stop, list) or not all(isinstance(t, str) for t in stop)):
+        raise bad_row(path, number, f"field 'stop_tokens': expected a list of strings, got {kind(stop)}")
+    given = row.get("language")
+    if given is not None and not isinstance(given, str):
+        raise bad_row(path, number, f"field 'language': expected a string, got {kind(given)}")
+    try:
+        language = canonical(given or dataset.rsplit("-", 1)[-1])
+    except ValueError as exc:
+        raise bad_row(path, number, f"field 'language': {exc}") from None
+    if language not in other_languages():
+        raise bad_row(path, number, f"MultiPL-E rows in {language} are not supported; the harness runs "
+                      f"{', '.join(other_languages())} from MultiPL-E (and Python from humaneval)")
+    try:
+        entry_point = _entry_point(row)
+    except ValueError as exc:
+        raise bad_row(path, number, str(exc)) from None
+    return row, language, entry_point, list(stop or [])
 
 
 class MultiplESource:
@@ -99,34 +192,19 @@ class MultiplESource:
             raise TaskError("multipl-e: expected multipl-e:<folder>:<dataset>, e.g. multipl-e:data:humaneval-rs "
                             "(the folder holds humaneval-rs.jsonl, rows as in MultiPL-E's Hugging Face dataset)")
         path = Path(folder).expanduser() / f"{dataset}.jsonl"
-        if not path.is_file():
+        if not path.exists():
             alternative = path.with_suffix(".json")
-            if not alternative.is_file():
+            if not alternative.exists():
                 raise TaskError(f"multipl-e: {path} does not exist (export the dataset's rows to it as JSON lines)")
             path = alternative
         tasks, left_out = [], []
-        for number, row in enumerate(_rows(path), start=1):
-            where = f"{path}:{number}"
-            if not isinstance(row, dict) or not isinstance(row.get("prompt"), str) or not isinstance(row.get("name"), str):
-                raise TaskError(f"{where}: expected a row with name, language, prompt and tests")
-            row = dict(row)
-            row["tests"] = row.get("tests", row.get("test"))
-            if not isinstance(row["tests"], str):
-                raise TaskError(f"{where}: field 'tests': expected the test code as a string")
-            try:
-                language = canonical(str(row.get("language") or dataset.rsplit("-", 1)[-1]))
-            except ValueError as exc:
-                raise TaskError(f"{where}: field 'language': {exc}") from None
-            if language not in other_languages():
-                raise TaskError(f"{where}: MultiPL-E rows in {language} are not supported; "
-                                f"the harness runs {', '.join(other_languages())} from MultiPL-E (and Python from humaneval)")
-            entry_point = _entry_point(row)
+        for number, raw in _rows(path):
+            row, language, entry_point, stop_tokens = _checked(raw, path, number, dataset)
             try:
                 calls = _calls(row["tests"], entry_point)
             except (LiteralError, RecursionError) as exc:
                 left_out.append(f"{row['name']} ({exc})")
                 continue
-            stop_tokens = [str(t) for t in row.get("stop_tokens") or []]
             # The row as MultiPL-E's evaluator reads it (export --format multipl-e writes it back
             # with the completions); meta is not part of the task set's digest.
             original = {"name": row["name"], "language": str(row.get("language") or dataset.rsplit("-", 1)[-1]),

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import jinja2
+import jinja2.sandbox
 
 from harness.kinds.languages import other_languages
 
@@ -92,11 +93,14 @@ class PromptSetError(ValueError):
 
 
 class Prompts:
-    """The default templates, with those in `override` (if any) taking their place."""
+    """The default templates, with those in `override` (if any) taking their place.
+    `sandboxed`: render in jinja2's sandbox, where a template reaches no Python beyond
+    its values (what renders anything named by run data, e.g. the view, uses)."""
 
     def __init__(self, override: Path | None = None, *, defaults: Path = PROMPTS_DIR,
-                 extra: tuple[Path, ...] = ()) -> None:
+                 extra: tuple[Path, ...] = (), sandboxed: bool = False) -> None:
         self.defaults = defaults
+        self.sandboxed = sandboxed
         self.extra = tuple(extra)  # plug-in strategies' own template folders, after the defaults
         self.override = override
         if override is not None:
@@ -120,7 +124,8 @@ class Prompts:
         folders = [str(self.defaults), *map(str, self.extra)]
         if self.override is not None:
             folders.insert(0, str(self.override))
-        return jinja2.Environment(
+        kind = jinja2.sandbox.SandboxedEnvironment if self.sandboxed else jinja2.Environment
+        return kind(
             loader=jinja2.FileSystemLoader(folders),  # first folder holding the name wins
             undefined=jinja2.StrictUndefined,  # a missing variable is a bug, not an empty string
             keep_trailing_newline=False,
@@ -173,3 +178,5 @@ class Prompts:
             raise PromptSetError(f"{self.source_of(name)}: {exc} (variables: see harness/prompts/README.md)") from None
         except jinja2.TemplateSyntaxError as exc:
             raise PromptSetError(f"{exc.filename or self.source_of(name)}:{exc.lineno}: {exc.message}") from None
+        except jinja2.sandbox.SecurityError as exc:
+            raise PromptSetError(f"{self.source_of(name)}: reaches outside its values ({exc})") from None

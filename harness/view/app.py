@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import jinja2
+import jinja2.sandbox
 from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -30,6 +31,7 @@ from harness.report import plots
 from harness.rundata import folder, timeline, wording
 from harness.view import compare as compare_mod
 from harness.view import labels, tasksource
+from harness.view.guard import TOKEN_HEADER, Guard, Policy
 from harness.view.catalog import Catalog, RunEntry
 
 HERE = Path(__file__).resolve().parent
@@ -48,7 +50,9 @@ def task_flags(task: dict[str, Any]) -> list[str]:
 
 
 def _env() -> jinja2.Environment:
-    env = jinja2.Environment(
+    # sandboxed: what the pages show is a shared run folder's data, and no value of it may
+    # reach Python through a template (the view's own templates, never a run's)
+    env = jinja2.sandbox.SandboxedEnvironment(
         # the view's own templates, then the report's (the event renderers both use)
         loader=jinja2.FileSystemLoader([str(HERE / "templates"), str(HERE.parent / "templates")]),
         autoescape=True,
@@ -76,11 +80,16 @@ def task_url(run_id: str, task_id: str, **params: Any) -> str:
 
 
 class ViewApp:
-    """Holds the catalog and renders the pages; `asgi` is the Starlette app."""
+    """Holds the catalog and renders the pages; `asgi` is the Starlette app behind the
+    view's guard (harness.view.guard: local hosts only, nothing another site starts, the
+    prompt fragment only with the page's token). `bound`: the host the server listens on."""
 
-    def __init__(self, root: Path, labels_by_run: dict[str, str] | None = None, *, warm: bool = True) -> None:
+    def __init__(self, root: Path, labels_by_run: dict[str, str] | None = None, *, warm: bool = True,
+                 bound: str | None = None) -> None:
         self.catalog = Catalog(root, labels_by_run)
+        self.policy = Policy.for_host(bound, token_paths=("/prompt",))
         self.env = _env()
+        self.env.globals.update(view_token=self.policy.token, token_header=TOKEN_HEADER)
         self.tasks = tasksource.TaskCache()
         routes = [
             Route("/", self.runs_page),
@@ -95,7 +104,7 @@ class ViewApp:
             Route("/api/runs/{run_id}/state", self.api_state),
             Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
         ]
-        self.asgi = Starlette(routes=routes, exception_handlers={404: self.not_found})
+        self.asgi = Guard(Starlette(routes=routes, exception_handlers={404: self.not_found}), self.policy)
         if warm:
             threading.Thread(target=self.catalog.warm, name="view-warm", daemon=True).start()
 
@@ -327,6 +336,7 @@ def _category_counts(numbers: dict[str, Any]) -> dict[str, int]:
     return out
 
 
-def create_app(root: Path, labels_by_run: dict[str, str] | None = None, *, warm: bool = True) -> Starlette:
+def create_app(root: Path, labels_by_run: dict[str, str] | None = None, *, warm: bool = True,
+               bound: str | None = None) -> Guard:
     """The ASGI app serving the runs under `root` (a results folder or one run folder)."""
-    return ViewApp(Path(root), labels_by_run, warm=warm).asgi
+    return ViewApp(Path(root), labels_by_run, warm=warm, bound=bound).asgi

@@ -31,7 +31,7 @@ class ViewServer:
 
     def __init__(self, root: Path, port: int = DEFAULT_PORT, labels: dict[str, str] | None = None,
                  *, warm: bool = True) -> None:
-        self.app = create_app(root, labels, warm=warm)
+        self.app = create_app(root, labels, warm=warm, bound=HOST)
         self.port = port
         self.server = uvicorn.Server(uvicorn.Config(self.app, host=HOST, port=port, log_level="warning",
                                                     access_log=False, lifespan="off"))

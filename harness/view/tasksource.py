@@ -7,6 +7,7 @@ how to see the task instead.
 """
 from __future__ import annotations
 
+import stat
 import threading
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,9 @@ class TaskCache:
         if prefix not in OFFLINE_PREFIXES and not spec.endswith(".jsonl"):
             return None, (f"the task set {spec!r} is not loaded by the view (it may need a network); "
                           f"see it with: python -m harness tasks show {spec} {task_id}")
+        refused = _path_refused(spec, prefix, digest)
+        if refused:
+            return None, refused
         with self._lock:
             key = (spec, digest)
             if key not in self._sets:
@@ -45,6 +49,22 @@ class TaskCache:
             return None, found
         task = found.get(task_id)
         return (task, "") if task else (None, f"task {task_id!r} is not in {spec!r} as loaded now")
+
+
+def _path_refused(spec: str, prefix: str, digest: str) -> str:
+    """Why a task file run.json names is not read ("" when it is): it is read only as the
+    task set whose digest the run recorded, and only when it is a regular file (a FIFO
+    or a device named by a shared run folder would stall or flood the view)."""
+    if prefix in ("builtin", "humaneval"):
+        return ""
+    if not digest:
+        return f"the run records no digest of its task set {spec[:200]!r}, so the view does not read that file"
+    path = Path(spec.partition(":")[2] if prefix == "jsonl" else spec).expanduser()
+    try:
+        regular = stat.S_ISREG(path.stat().st_mode)
+    except OSError as exc:
+        return f"the task set {spec[:200]!r} could not be read: {exc.strerror}"
+    return "" if regular else f"the task set {spec[:200]!r} is not a regular file; the view reads only files"
 
 
 def _load(spec: str, digest: str, header: dict[str, Any]) -> dict[str, Task] | str:
@@ -79,9 +99,9 @@ def recorded_calls(attempt: Any, trial: int) -> list[dict[str, Any]] | None:
 def prompts_for(task: Task, attempt: Any, trial: int, header: dict[str, Any] | None = None
                 ) -> tuple[list[dict[str, str]] | None, str]:
     """For a record that holds no model calls (schemas 1 and 2): the Actor's messages at
-    one trial, rebuilt with the run's prompt set (run.json's `prompts.folder` over the
-    harness's templates) from what the strategy's traits say it shows, and a note on how
-    faithful they are."""
+    one trial, rebuilt with the harness's own prompt templates (never a folder run.json
+    names: a shared run folder is data, and a template is code) in jinja2's sandbox,
+    from what the strategy's traits say it shows, and a note on how faithful they are."""
     from harness.core.actor import Previous, messages_for
     from harness.kinds.languages.kind import kind_for, template_values
     from harness.text.prompting import Prompts
@@ -92,15 +112,14 @@ def prompts_for(task: Task, attempt: Any, trial: int, header: dict[str, Any] | N
     if this is None:
         return None, "no such trial"
     recorded = (header or {}).get("prompts") if isinstance((header or {}).get("prompts"), dict) else {}
-    folder = recorded.get("folder")
-    try:
-        prompts = Prompts(Path(folder)) if folder else Prompts()
-    except Exception as exc:  # noqa: BLE001 - a prompt folder that moved: say so
-        return None, f"the run's prompt folder {folder} cannot be read ({exc})"
+    prompts = Prompts(sandboxed=True)
     note = ("This record predates recorded prompts: rebuilt from the task, the previous trial's code and "
-            "feedback, and the lessons shown")
-    digest = recorded.get("digest")
-    if digest and hasattr(prompts, "digest") and prompts.digest() != digest:
+            "feedback, and the lessons shown, with the harness's own prompt templates")
+    folder, digest = recorded.get("folder"), recorded.get("digest")
+    if folder:
+        note += (f"; the run used templates from {str(folder)[:300]}, which the view does not read (a run "
+                 "folder's templates are never rendered), so the wording may differ from what the model saw")
+    elif digest and prompts.digest() != digest:
         note += ("; the prompt templates changed since the run (digest differs), so the wording may "
                  "differ from what the model saw")
     elif digest:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -201,3 +202,94 @@ def test_go_s_every_test_file_is_built_with_the_tests_named_or_not(tmp_path):
     files = dict(task.hidden_tests[0].suite.files)
     assert "cases_test.go" in files and "more_test.go" in files and "secret_test.go" not in files
     assert [t.test for t in task.hidden_tests] == ["TestClamp", "TestClampEdges", "TestMore"]
+
+
+def _config_of(exercise: Path) -> dict:
+    return json.loads((exercise / ".meta" / "config.json").read_text())
+
+
+def _write_config(exercise: Path, config: dict) -> None:
+    (exercise / ".meta" / "config.json").write_text(json.dumps(config))
+
+
+def _load_error(tmp_path: Path) -> str:
+    with pytest.raises(TaskError) as caught:
+        load_tasks(f"exercism:{tmp_path / 'polyglot'}:rust")
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_link_at_any_component_is_never_followed(tmp_path, monkeypatch):
+    """config.json naming p/self/environ where p -> /proc would read the harness's
+    environment into the task set; a linked folder in the middle of a name, a linked
+    .docs folder and a linked file are refused the same way, each naming the file."""
+    monkeypatch.setenv("EXERCISM_LOADER_SECRET", "s3cret-value")
+    exercise = _copy(tmp_path)
+    (exercise / "p").symlink_to("/proc")
+    config = _config_of(exercise)
+    config["files"]["editor"] = ["p/self/environ"]
+    _write_config(exercise, config)
+    message = _load_error(tmp_path)
+    assert "p/self/environ" in message and "is a link" in message and "s3cret" not in message
+
+    outside = tmp_path / "outside"
+    shutil.copytree(exercise / "tests", outside / "tests")
+    shutil.copytree(exercise / ".docs", outside / ".docs")
+    config["files"].pop("editor")
+    _write_config(exercise, config)
+    shutil.rmtree(exercise / "tests")
+    (exercise / "tests").symlink_to(outside / "tests")
+    assert "is a link" in _load_error(tmp_path)
+
+    (exercise / "tests").unlink()
+    shutil.copytree(outside / "tests", exercise / "tests")
+    shutil.rmtree(exercise / ".docs")
+    (exercise / ".docs").symlink_to(outside / ".docs")
+    message = _load_error(tmp_path)
+    assert ".docs/" in message and "is a link" in message
+
+    (exercise / ".docs").unlink()
+    shutil.copytree(outside / ".docs", exercise / ".docs")
+    (exercise / "src" / "lib.rs").unlink()
+    (exercise / "src" / "lib.rs").symlink_to(outside / "tests" / "safe-divide.rs")
+    message = _load_error(tmp_path)
+    assert "src/lib.rs" in message and "is a link" in message
+
+
+def test_a_linked_exercise_folder_is_left_out_and_named(tmp_path):
+    exercise = _copy(tmp_path)
+    outside = tmp_path / "elsewhere" / "other"
+    shutil.copytree(exercise, outside)
+    (exercise.parent / "linked").symlink_to(outside)
+    task_set = load_tasks(f"exercism:{tmp_path / 'polyglot'}:rust")
+    assert "exercism/rust/linked" not in {t.task_id for t in task_set.tasks}
+    assert "rust/linked (a link; links in a task folder are never followed)" in task_set.prompt_form
+
+
+def test_a_fifo_named_as_a_file_is_refused_at_once(tmp_path):
+    exercise = _copy(tmp_path)
+    os.mkfifo(exercise / "pipe.rs")
+    config = _config_of(exercise)
+    config["files"]["editor"] = ["pipe.rs"]
+    _write_config(exercise, config)
+    assert "pipe.rs: not a regular file" in _load_error(tmp_path)
+
+
+def test_names_are_normalised_before_they_are_read_or_counted(tmp_path):
+    """One 2 MB file listed 300 times as ./x, ././x, ... is one file, read once; five
+    distinct ones pass the 8 MB an exercise may hold, and the error says so."""
+    exercise = _copy(tmp_path)
+    (exercise / "big.rs").write_text("// " + "x" * (2 * 1024 * 1024 - 10) + "\n")
+    config = _config_of(exercise)
+    config["files"]["editor"] = [("./" * i) + "big.rs" for i in range(300)] + [".//big.rs", "././/./big.rs"]
+    _write_config(exercise, config)
+    task = next(t for t in load_tasks(f"exercism:{tmp_path / 'polyglot'}:rust").tasks if t.task_id.endswith("safe-divide"))
+    names = [name for name, _ in task.hidden_tests[0].suite.files]
+    assert [n for n in names if n.endswith("big.rs")] == ["big.rs"]
+    for i in range(5):
+        (exercise / f"big{i}.rs").write_text("// " + "x" * (2 * 1024 * 1024 - 10) + "\n")
+    config["files"]["editor"] = [f"big{i}.rs" for i in range(5)]
+    _write_config(exercise, config)
+    message = _load_error(tmp_path)
+    assert "the exercise's files are larger than 8,388,608 bytes" in message and str(exercise) in message

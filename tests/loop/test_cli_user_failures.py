@@ -44,7 +44,8 @@ def _view_pages_answer(run_dir: Path, task_id: str) -> None:
 
     from harness.view.app import ViewApp
 
-    client = TestClient(ViewApp(run_dir.parent, warm=False).asgi, raise_server_exceptions=False)
+    client = TestClient(ViewApp(run_dir.parent, warm=False).asgi, raise_server_exceptions=False,
+                        base_url="http://127.0.0.1")
     for url in ("/", f"/runs/{run_dir.name}", f"/runs/{run_dir.name}/tasks", f"/runs/{run_dir.name}/tasks/{task_id}",
                 f"/api/runs/{run_dir.name}/state"):
         response = client.get(url)
@@ -172,3 +173,178 @@ def test_a_setting_of_the_wrong_type_is_one_line_naming_the_file_and_the_setting
     assert _one_error_line(done.stderr) == f"error: run.toml: {words}" or \
         _one_error_line(done.stderr).startswith(f"error: run.toml: {words}"), done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def _no_traceback_one_error(done) -> str:
+    """The one `error:` line of a failed command; no traceback anywhere."""
+    assert done.returncode != 0 and "Traceback" not in done.stderr + done.stdout, done.stderr
+    return _one_error_line(done.stderr)
+
+
+@pytest.mark.parametrize("content, words", [
+    (b'model = "caf\xe9"\n', "run.toml: not UTF-8 text (byte 0xe9 at byte 13); save it as UTF-8"),
+    (b"run = 5\n", "run.toml: run must be a [run] table of settings, got the integer 5"),
+])
+def test_an_unreadable_config_file_is_one_line(tmp_path, content, words):
+    (tmp_path / "run.toml").write_bytes(content)
+    done = run_harness("run", "--config", "run.toml", "--out", str(tmp_path / "out"), cwd=tmp_path, env=_env(tmp_path))
+    assert done.returncode == 2 and _no_traceback_one_error(done) == f"error: {words}"
+
+
+@pytest.mark.parametrize("line, words", [
+    ("out = 5", "out must be a folder path (a string), got 5"),
+    ('out = ""', "out must be a folder path (a string), got ''"),
+])
+def test_a_study_file_s_wrong_out_is_one_line(tmp_path, line, words):
+    (tmp_path / "study.toml").write_text('[study]\nname = "s"\nmodels = ["scripted:x.jsonl"]\ntasks = ["builtin:quick"]\n'
+                                         f'strategies = ["baseline"]\n{line}\n')
+    done = run_harness("study", "study.toml", cwd=tmp_path, env=_env(tmp_path))
+    assert _no_traceback_one_error(done) == f"error: study.toml [study]: {words}"
+
+
+def test_tasks_show_shows_an_exercism_task(tmp_path):
+    data = Path(__file__).resolve().parents[1] / "data" / "exercism"
+    for language, task in (("rust", "safe-divide"), ("go", "clamp"), ("cpp", "raindrops"), ("javascript", "stack")):
+        done = run_harness("tasks", "show", f"exercism:{data}:{language}", f"exercism/{language}/{task}",
+                           cwd=tmp_path, env=_env(tmp_path))
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        assert "--- hidden test 1 of" in done.stdout and "(in " in done.stdout
+
+
+def test_a_full_results_disk_is_one_line_with_the_resume_command(tmp_path):
+    """A full disk, simulated with RLIMIT_FSIZE in the child (SIGXFSZ ignored, so a write
+    past the limit fails with EFBIG from the same write() call ENOSPC fails from): the run
+    stops with one line naming its folder and the --resume command, and the resume, with
+    the limit gone, finishes the run."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    many = 60  # a log past the sandbox's own files (copied at its start, under the same limit)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps({"task_id": f"mul/{i}", "prompt": f'def f{i}(n: int) -> int:\n    """n * {i}."""\n',
+                                         "entry_point": f"f{i}", "tests": [f"assert f{i}(3) == {3 * i}"]}) + "\n"
+                             for i in range(many)))
+    script = tmp_path / "script.jsonl"
+    script.write_text("".join(json.dumps({"match": f"Implement the function `f{i}`",
+                                          "reply": f"```python\ndef f{i}(n):\n    return n * {i}\n```"}) + "\n"
+                              for i in range(many)))
+    probe = _run(tmp_path, "--tasks", f"jsonl:{tasks}", "--model", f"scripted:{script}", "--strategy", "baseline",
+                 "--sandbox", "process", "--no-cache", "--no-report", "--sandbox-workers", "1")
+    assert probe.returncode == 0, probe.stderr
+    (first,) = (tmp_path / "out").iterdir()
+    limit = (first / "trials.jsonl").stat().st_size * 2 // 3  # the log passes it mid-run
+    biggest = max(p.stat().st_size for p in (Path(__file__).resolve().parents[2] / "sandbox").rglob("*.py"))
+    assert limit > max(biggest, (first / "run.json").stat().st_size), (limit, biggest)
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    out = tmp_path / "full"
+    argv = [sys.executable, "-m", "harness", "run", "--out", str(out), "--memory-dir", str(tmp_path / "mem"),
+            "--tasks", f"jsonl:{tasks}", "--model", f"scripted:{script}", "--strategy", "baseline",
+            "--sandbox", "process", "--no-cache", "--no-report", "--sandbox-workers", "1"]
+    done = subprocess.run(argv, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=300,
+                          preexec_fn=small_files)
+    line = _no_traceback_one_error(done)
+    (run_dir,) = out.iterdir()
+    assert done.returncode == 1 and "File too large" in line, line
+    assert line.startswith("error: the run stopped: a results file reached the size limit on files")
+    assert f" in {run_dir}. Finished trials are saved" in line and line.endswith(f"--resume {run_dir}")
+    resumed = run_harness("run", "--resume", str(run_dir), "--sandbox", "process", cwd=tmp_path, env=_env(tmp_path))
+    assert resumed.returncode == 0 and "Traceback" not in resumed.stderr, resumed.stderr
+    assert json.loads((run_dir / "summary.json").read_text())["session"]["exit"] == 0
+
+
+def test_escape_sequences_from_a_server_or_a_study_never_reach_the_terminal(tmp_path):
+    """The model name a server reports, and a study's model spec (here a script file whose
+    name holds escape sequences), are printed made safe: no ESC, BEL or CSI byte is written."""
+    tasks = write_task_file(tmp_path)
+    hostile = "gpt\x1b]0;owned\x07\x1b[2J\x9b31m\u202e"
+    with StubServer(default=Reply("```python\ndef f0(n):\n    return 0\n```"), model=hostile) as stub:
+        done = _run(tmp_path, "--tasks", f"jsonl:{tasks}", "--model", f"openai:gpt-x@{stub.openai_url}",
+                    "--strategy", "baseline", "--limit", "1", "--no-report", "--sandbox", "process",
+                    "--allow-process-sandbox-with-api")
+    assert done.returncode in (0, 1), done.stderr
+    assert "as gpt\\x1b]0;owned\\x07\\x1b[2J" in done.stderr
+    script = tmp_path / "s\x1b]0;owned\x07.jsonl"
+    script.write_text(json.dumps({"match": "Implement", "reply": "```python\ndef f0(n):\n    return 0\n```"}) + "\n")
+    (tmp_path / "study.toml").write_text(
+        f'[study]\nname = "esc"\nmodels = ["scripted:{script}"]\ntasks = ["jsonl:{tasks}"]\nstrategies = ["baseline"]\n'
+        f'sandbox = "process"\nlimit = 1\nreport = false\ncache = false\nout = "{tmp_path / "study"}"\n'
+        .replace("\x1b", "\\u001b").replace("\x07", "\\u0007"))
+    studied = run_harness("study", "study.toml", cwd=tmp_path, env=_env(tmp_path))
+    assert "Traceback" not in studied.stderr, studied.stderr
+    assert "s\\x1b]0;owned\\x07.jsonl" in studied.stderr + studied.stdout
+    for text in (done.stdout, done.stderr, studied.stdout, studied.stderr):
+        assert not any(ch in text for ch in "\x1b\x07\x9b\u202e"), repr(text[-500:])
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("plain text\n\twith tabs", "plain text\n\twith tabs"),
+    ("a\x1b[2Jb", "a\\x1b[2Jb"), ("over\rwrite", "over\\rwrite"), ("\x9b31m", "\\x9b31m"),
+    ("left\u202eright", "left\\u202eright"), ("bell\x07", "bell\\x07"), ("é ü 字", "é ü 字"),
+])
+def test_terminal_safe_shows_every_control_character(text, shown):
+    from harness.text.terminal import terminal_safe
+
+    assert terminal_safe(text) == shown
+
+
+def test_a_disk_that_fills_up_at_the_summary_is_one_line_with_the_resume_command(tmp_path, monkeypatch, capsys):
+    """The summary's write meets ENOSPC (raised from a fake file layer: the one function
+    that writes summary.json), through the CLI's main(): one line, the folder, --resume."""
+    import errno
+
+    from harness.cli import main
+    from harness.rundata import numbers
+
+    def full_disk(run_dir, **_):
+        raise OSError(errno.ENOSPC, "No space left on device", str(run_dir / "summary.json"))
+
+    monkeypatch.setattr(numbers, "end_session", full_disk)
+    monkeypatch.chdir(tmp_path)
+    for name, value in _env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    tasks = write_task_file(tmp_path)
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"match": "Implement", "reply": "```python\ndef f0(n):\n    return 0\n```"}) + "\n")
+    code = main(["run", "--out", str(tmp_path / "out"), "--memory-dir", str(tmp_path / "mem"), "--tasks", f"jsonl:{tasks}",
+                 "--model", f"scripted:{script}", "--strategy", "baseline", "--limit", "1", "--sandbox", "process",
+                 "--no-cache", "--no-report"])
+    err = capsys.readouterr().err
+    (run_dir,) = (tmp_path / "out").iterdir()
+    assert code == 1 and "Traceback" not in err
+    assert _one_error_line(err) == (
+        "error: the run's summary could not be written: the results disk is full (No space left on device: "
+        f"{run_dir / 'summary.json'}) in {run_dir}. Finished trials are saved; free space, then resume with: "
+        f"python -m harness run --resume {run_dir}")
+
+
+def test_a_full_disk_before_the_run_folder_exists_is_one_line(tmp_path, monkeypatch, capsys):
+    """run.json's write meets ENOSPC (a fake file layer: the function that makes the run
+    folder): one line saying where, and what to do; exit 2."""
+    import errno
+
+    import harness.run.runner
+    from harness.cli import main
+
+    def full_disk(config, *_, **__):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "out" / "run.json"))
+
+    monkeypatch.setattr(harness.run.runner, "prepare_run_dir", full_disk)
+    for name, value in _env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    tasks = write_task_file(tmp_path)
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"match": "Implement", "reply": "```python\ndef f0(n):\n    return 0\n```"}) + "\n")
+    code = main(["run", "--out", str(tmp_path / "out"), "--memory-dir", str(tmp_path / "mem"), "--tasks", f"jsonl:{tasks}",
+                 "--model", f"scripted:{script}", "--strategy", "baseline", "--limit", "1", "--sandbox", "process",
+                 "--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert _one_error_line(err) == (
+        f"error: the run folder cannot be written under {tmp_path / 'out'} (No space left on device: "
+        f"{tmp_path / 'out' / 'run.json'}); free space there, or give another folder with --out")

@@ -173,7 +173,8 @@ def test_the_report_and_the_view_tell_every_strategy(tmp_path, process_sandbox):
     summary = json.loads((result.run_dir / "summary.json").read_text())
     assert set(summary["strategies"]) == set(names)
     report = (result.run_dir / "report.html").read_text()
-    client = TestClient(create_app(result.run_dir.parent, warm=False))
+    app = create_app(result.run_dir.parent, warm=False)
+    client = TestClient(app, base_url="http://127.0.0.1")
     run_id = result.run_dir.name
     pages = [f"/runs/{run_id}", f"/runs/{run_id}/tasks", f"/runs/{run_id}/tasks/demo/add"]
     for path in pages:
@@ -207,5 +208,6 @@ def test_the_report_and_the_view_tell_every_strategy(tmp_path, process_sandbox):
     assert "choice" in task_page and "draft 1" in task_page
     # and its prompts are shown as recorded
     prompt = client.get(f"/runs/{run_id}/prompt", params={"task": "demo/add", "strategy": TEST_ONLY,
-                                                           "attempt": 1, "trial": 1})
+                                                           "attempt": 1, "trial": 1},
+                        headers={"X-View-Token": app.policy.token})
     assert prompt.status_code == 200 and "As recorded" in prompt.text and "Implement" in prompt.text

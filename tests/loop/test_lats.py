@@ -280,7 +280,7 @@ def test_the_report_and_the_view_show_the_tree_and_its_chosen_path(tmp_path, pro
     result = lats(tmp_path, SeededScript(planned(PLAN)), process_sandbox)
     write_report(result.run_dir)
     report = (result.run_dir / "report.html").read_text()
-    client = TestClient(create_app(result.run_dir.parent, warm=False))
+    client = TestClient(create_app(result.run_dir.parent, warm=False), base_url="http://127.0.0.1")
     page = client.get(f"/runs/{result.run_dir.name}/tasks/demo/add")
     assert page.status_code == 200
     for html in (report, page.text):

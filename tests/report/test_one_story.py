@@ -48,7 +48,7 @@ def story(tmp_path: Path) -> dict:
     doc = json.loads((run / "summary.json").read_text(encoding="utf-8"))
     for f in run.iterdir():  # written an hour ago: no session is writing this run now
         os.utime(f, (time.time() - 3600, time.time() - 3600))
-    client = TestClient(create_app(run.parent, warm=False))
+    client = TestClient(create_app(run.parent, warm=False), base_url="http://127.0.0.1")
     pages = {}
     for path in ("/", f"/runs/{RUN_ID}", f"/runs/{RUN_ID}/tasks", f"/runs/{RUN_ID}/tasks/HumanEval/2",
                  f"/compare?run={RUN_ID}&run={RUN_ID}"):

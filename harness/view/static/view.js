@@ -48,7 +48,8 @@ function wire(root) {
   root.querySelectorAll("details.prompt").forEach(d => d.addEventListener("toggle", () => {
     if (!d.open || d.dataset.loaded) return;
     d.dataset.loaded = "1";
-    fetch(d.dataset.src).then(r => r.text()).then(html => { d.querySelector(".slot").innerHTML = html; })
+    const token = document.querySelector('meta[name="view-token"]');
+    fetch(d.dataset.src, { headers: { "X-View-Token": token ? token.content : "" } }).then(r => r.text()).then(html => { d.querySelector(".slot").innerHTML = html; })
       .catch(e => { d.querySelector(".slot").textContent = "could not load the prompt: " + e; });
   }));
   const pick = root.querySelector("#compare-selected");
