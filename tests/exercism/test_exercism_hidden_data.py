@@ -67,17 +67,22 @@ def test_no_request_of_any_strategy_holds_the_exercise_s_test_data(tmp_path, san
     assert [path for path, _ in suite.with_tests(OWN_TESTS).files] == ["clamp_test.go"]
     sandbox = sandbox_opener("docker", languages=("go",), workers=2)
     try:
-        (tmp_path / "reflections" / "pool").mkdir(parents=True)
-        for strategy in strategy_names():
+        plain = [s for s in strategy_names() if not traits_of(s).recalls]
+        recalling = [s for s in strategy_names() if traits_of(s).recalls]
+        for group, extra in ((plain, {}), (recalling, {"recall_from": "namespace:pool"})):
             model = _model()
-            extra = {"recall_from": "namespace:pool"} if traits_of(strategy).recalls else {}
-            result = run(tmp_path / strategy, model, sandbox, tasks=(task,), strategy=strategy, trials=2, **extra)
-            trials = (result.run_dir / "trials.jsonl").read_text()
-            assert model.calls and '"hidden_passed": true' in trials, strategy  # it ran, and was graded
-            if traits_of(strategy).writes_tests and not traits_of(strategy).uses_tools:
-                # the model's test that prints the data failed to build: there is no data to print
-                assert "undefined: testCases" in trials, strategy
+            folder = tmp_path / group[0]
+            (folder / "reflections" / "pool").mkdir(parents=True)
+            result = run(folder, model, sandbox, tasks=(task,), strategy=",".join(group), trials=2, **extra)
+            records = [json.loads(line) for line in (result.run_dir / "trials.jsonl").read_text().splitlines()]
+            for strategy in group:
+                mine = [r for r in records if r["strategy"] == strategy]
+                assert any(r["hidden_passed"] for r in mine), strategy  # it ran, and was graded
+                if traits_of(strategy).writes_tests and not traits_of(strategy).uses_tools:
+                    # the model's test that prints the data did not build: there is no data to print
+                    assert "undefined: testCases" in json.dumps(mine), strategy
+            assert model.calls
             for call in model.calls:
-                assert MARKER not in call.prompt, f"{strategy}: the exercise's test data reached a request"
+                assert MARKER not in call.prompt, f"{group}: the exercise's test data reached a request"
     finally:
         sandbox.close()
