@@ -4,7 +4,8 @@ program is built with, and the solution's path), and how each language's test fi
 its tests (each language module's `ExerciseLayout`), read as data: nothing here runs or compiles a test.
 
 The sandbox runs them with the language's test runner (sandbox/toolchains/, "Test
-runners"), one process per test; the verdict is the runner's, in the program's process.
+runners"), one process per test; the verdict is the runner's, in the program's process,
+and the hidden tests' are checked against twins (twins.py, harness/kinds/runner_twins.py).
 """
 from __future__ import annotations
 
