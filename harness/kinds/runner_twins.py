@@ -70,6 +70,8 @@ class Twins:
         if not reference or not names:
             return None
         passes = {r.test for r in grade(reference, suite, names).records if r.status == "passed"}
+        if not passes:  # a reference that passes nothing pairs nothing
+            return None
         # Both kinds of literal shuffled; one kind only when that twin does not build; a
         # few draws, until one pairs a test.
         for kinds in (KINDS, *((kind,) for kind in KINDS), KINDS, KINDS):

@@ -163,6 +163,9 @@ def test_a_twin_keeps_names_imports_and_literals_and_moves_their_places():
     rust = "use crate::x;\n#[test]\n#[should_panic(expected = \"no\")]\nfn t() {\n    assert_eq!(f(1, 2).0, \"ab\");\n}\n"
     kept, _ = twin_text(rust, "rust", random.Random(0))
     assert kept.startswith("use crate::x;\n#[test]\n#[should_panic(expected = \"no\")]\nfn t() {") and ").0," in kept
+    go = 'func TestX(t *testing.T) {\n\tif f("a") != "b" {\n\t\tt.Errorf("f = %q, want %q", 1, 2)\n\t}\n}\n'
+    twin, moved = twin_text(go, "go", random.Random(1))
+    assert moved and '"f = %q, want %q"' in twin  # a message stays a message
 
 
 def _grade(sandbox_opener, languages, task, program):
