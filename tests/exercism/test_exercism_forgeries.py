@@ -168,13 +168,19 @@ def test_a_twin_keeps_names_imports_and_literals_and_moves_their_places():
     assert moved and '"f = %q, want %q"' in twin  # a message stays a message
 
 
-def _grade(sandbox_opener, languages, task, program):
-    sandbox = sandbox_opener("docker", languages=languages, workers=1)
-    try:
-        evaluator = Evaluator(sandbox, Prompts(), timeout_s=10.0, twin_seed=7)
-        reference = evaluator.run(task.canonical_solution, list(task.hidden_tests), task=task, domain=HIDDEN)
-        return reference, evaluator.run(program, list(task.hidden_tests), task=task, domain=HIDDEN)
-    finally:
+@pytest.fixture(scope="module")
+def evaluators(sandbox_opener):
+    """One evaluator per language, opened on first use, its twins drawn from a fixed seed."""
+    opened: dict[str, tuple] = {}
+
+    def get(language: str) -> Evaluator:
+        if language not in opened:
+            sandbox = sandbox_opener("docker", languages=(language,), workers=1)
+            opened[language] = (sandbox, Evaluator(sandbox, Prompts(), timeout_s=10.0, twin_seed=7))
+        return opened[language][1]
+
+    yield get
+    for sandbox, _ in opened.values():
         sandbox.close()
 
 
@@ -197,9 +203,11 @@ FORGERIES = [
                          ids=["rust-steals-the-token", "rust-answers-from-the-test-file", "go-init-steals-the-token",
                               "go-answers-from-the-cases", "cpp-static-initializer", "cpp-defines-the-asserts-away",
                               "js-patches-filter", "js-patches-push", "js-patches-the-matchers-builtins"])
-def test_no_forgery_passes_a_hidden_test(sandbox_opener, tasks, language, task_id, program):
+def test_no_forgery_passes_a_hidden_test(evaluators, tasks, language, task_id, program):
     assert len(program.splitlines()) <= 50
-    reference, forged = _grade(sandbox_opener, (language,), tasks[task_id], program)
+    task, evaluator = tasks[task_id], evaluators(language)
+    reference = evaluator.run(task.canonical_solution, list(task.hidden_tests), task=task, domain=HIDDEN)
+    forged = evaluator.run(program, list(task.hidden_tests), task=task, domain=HIDDEN)
     assert reference.passed, reference.records  # the reference still passes, twins and all
     assert not any(r.status == "passed" for r in forged.records), forged.records
     assert all(r.status != "passed" for r in forged.records)

@@ -65,8 +65,8 @@ def _places(text: str, language: str, kinds: Iterable[str]) -> dict[str, list[tu
     places: dict[str, list[tuple[int, int]]] = {}
     for m in _TOKEN.finditer(text):
         kind = _kind(m, language)
-        if kind is None or not kind.startswith(tuple(k.rstrip("s") for k in wanted)):
-            continue
+        if kind is None or ("numbers" if kind.startswith("number") else "strings") not in wanted:
+            continue  # characters go with strings (each kind keeps to itself all the same)
         start, end = m.span()
         if any(a <= start < b for a, b in kept):
             continue
