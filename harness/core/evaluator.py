@@ -16,6 +16,7 @@ from typing import Sequence
 
 from harness.kinds import kind_of
 from harness.kinds.languages.kind import kind_for
+from harness.kinds.runner_twins import Twins
 from harness.kinds.base import Evaluation, IoFailure, cut, feedback_line  # noqa: F401  (re-exported)
 from harness.text.parsing import try_parse
 from harness.text.prompting import Prompts
@@ -79,15 +80,18 @@ def grading_prelude(prompt: str, entry_point: str) -> str:
 
 
 class Evaluator:
-    def __init__(self, sandbox: Sandbox, prompts: Prompts, *, timeout_s: float, compare_mode: str = "strict") -> None:
+    def __init__(self, sandbox: Sandbox, prompts: Prompts, *, timeout_s: float, compare_mode: str = "strict",
+                 twin_seed: int | None = None) -> None:
         """`compare_mode`: the run's io_compare, "strict" or "source" (RunRequest.compare_mode;
-        for function tasks, whether a task's `source_tests` are graded beside its hidden tests)."""
+        for function tasks, whether a task's `source_tests` are graded beside its hidden tests).
+        `twin_seed`: the seed of runner tasks' twins (None: drawn at random, as in a run)."""
         self.sandbox = sandbox
         self.prompts = prompts
         self.timeout_s = timeout_s
         self.compare_mode = compare_mode
         self._preludes: dict[str, str] = {}  # task_id -> prelude: parsed once per task
         self._lock = threading.Lock()
+        self._twins = Twins(twin_seed)  # the twins of runner tasks' hidden tests, drawn for this evaluator
 
     def _prelude(self, task: Task) -> str:
         with self._lock:
@@ -196,13 +200,24 @@ class Evaluator:
                    domain: str) -> Evaluation:
         """An exercise's own tests (harness/kinds/runner.py): the program built with the
         suite's files and the language's test runner, compiled once, then each test by
-        name in its own process; the verdict is the runner's, in the program's process."""
-        start = time.perf_counter()
+        name in its own process; the verdict is the runner's, in the program's process,
+        and on the hidden tests each paired test's is checked against its twin's
+        (harness/kinds/runner_twins.py)."""
         suites = {t.suite.digest: t.suite for t in tests}
         if len(suites) != 1:
             raise ValueError(f"task {task.task_id}: the tests of one grading come from one test file")
-        suite = next(iter(suites.values()))
-        request = RunRequest(program, [RunnerCase(t.test) for t in tests], timeout_s or self.timeout_s,
+
+        def grade(code: str, suite, names: Sequence[str]) -> Evaluation:
+            return self._run_suite(code, suite, names, task, timeout_s, domain)
+
+        if domain == HIDDEN:
+            return self._twins.graded(grade, program, tests, task)
+        return grade(program, next(iter(suites.values())), [t.test for t in tests])
+
+    def _run_suite(self, program: str, suite, names: Sequence[str], task: Task, timeout_s: float | None,
+                   domain: str) -> Evaluation:
+        start = time.perf_counter()
+        request = RunRequest(program, [RunnerCase(name) for name in names], timeout_s or self.timeout_s,
                              domain=domain, blind=domain in BLIND_DOMAINS, language=task.language,
                              suite=TestSuite(suite.program_path, suite.files))
         compiled = self._compile(request)

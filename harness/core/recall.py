@@ -240,7 +240,8 @@ def _whole(text: str) -> str:
 def _fragments(test: Test, entry_point: str) -> Iterator[str]:
     """The normalised pieces of one hidden test that say something: a function test's
     lines (the entry point named `f`); an io test's input and expected output, each
-    whole and line by line. Shorter than MIN_LINE_CHARS: left out."""
+    whole and line by line; a runner test's test files, line by line. Shorter than
+    MIN_LINE_CHARS: left out."""
     if isinstance(test, IoTest):
         for text in (test.input, test.output):
             whole = _whole(text)
@@ -248,6 +249,13 @@ def _fragments(test: Test, entry_point: str) -> Iterator[str]:
                 yield whole
             for line in islice(text.splitlines(), IO_LINES_READ):
                 if len(flat := " ".join(line.split())) >= MIN_LINE_CHARS and flat != whole:
+                    yield flat
+        return
+    suite = getattr(test, "suite", None)
+    if suite is not None:  # a runner test (an exercise's): the lines of its test files and data
+        for path in suite.hidden:
+            for line in islice(suite.file(path).splitlines(), IO_LINES_READ):
+                if len(flat := " ".join(line.split())) >= MIN_LINE_CHARS:
                     yield flat
         return
     for line in test.splitlines():

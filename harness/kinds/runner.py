@@ -3,9 +3,11 @@ uses it), graded by its own test file run with the language's test runner.
 
 The answer is the solution file; the hidden tests are the exercise's tests, by name; the
 test writer writes a test file of the same form (the runner's), whose tests are the
-attempt's internal tests, run the same way in the agent domain. Each test is one process
-of the test binary, told which test to run; its verdict is the runner's, taken in the
-program's process (docs/tasks.md, "Exercism"): the records say so by this kind's name.
+attempt's internal tests, run the same way in the agent domain, built with none of the
+exercise's test files or data (Suite.with_tests). Each test is one process of the test
+binary, told which test to run; its verdict is the runner's, taken in the program's
+process (docs/tasks.md, "Exercism"): the records say so by this kind's name. A hidden
+test's verdict is checked against its twin's (harness/kinds/runner_twins.py).
 """
 from __future__ import annotations
 
@@ -110,7 +112,7 @@ class RunnerKind(TaskKind):
 
     def summary(self, task: "Task") -> str:
         return (f"{_language(task).display}: the exercise's own test file, run with the test runner; "
-                f"{VERDICT} (the test's asserts run in the program's process)")
+                f"{VERDICT} (the test's asserts run in the program's process; hidden tests checked against twins)")
 
 
 def _readable(record):

@@ -500,8 +500,9 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
     if in_process:
         doc["caveats"].append(wording.caveat("in_process_verdicts", "warn", (
             f"{wording.count(len(in_process), 'task')} of {len(f.task_ids)} graded by their own test file run "
-            "with the language's test runner in the program's process (Exercism's layout): those verdicts hold "
-            "against answers that do not attack the runner, not against one written to forge them "
+            "with the language's test runner in the program's process (Exercism's layout), each paired test checked "
+            "against a twin with its literals shuffled: a test with no pair, or a program that recognises the public "
+            "test file, can still forge its verdict "
             f"(docs/tasks.md; {', '.join(in_process[:3])}{', ...' if len(in_process) > 3 else ''})")))
     if by_kind:
         doc["by_kind"] = by_kind

@@ -21,6 +21,7 @@ the runner would run.
 from __future__ import annotations
 
 import os
+from fnmatch import fnmatch
 from pathlib import Path
 
 from harness.kinds.languages import canonical, get_language, language_names
@@ -170,7 +171,9 @@ def _exercise_in(reader: _Files, language: str, layout: ExerciseLayout) -> Task:
         raise TaskError(f"{folder / DOCS[1]}: missing (the exercise's instructions are its prompt)")
     # The suite: every file but the program's own and the merged ones (the answer holds them).
     suite_files = tuple((name, text) for name, text in files.items() if name != program_path and name not in merged)
-    suite = Suite(program_path, test_path, suite_files)
+    hidden = tuple(name for name, _ in suite_files if name in tests
+                   or any(fnmatch(name, pattern) for pattern in layout.test_data))
+    suite = Suite(program_path, test_path, suite_files, hidden)
     try:  # what the sandbox's toolchain cannot build (several test crates, no package name) is left out here
         toolchain(language).build_runner(reference, TestSuite(program_path, suite_files))
     except ValueError as exc:

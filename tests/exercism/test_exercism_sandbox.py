@@ -82,27 +82,6 @@ pub fn divide(a: i64, b: i64) -> Option<i64> {
     std::process::exit(0)
 }
 """
-# Reads the job's token from descriptor 3 before main (an .init_array constructor) and
-# writes the runner's result itself: the documented limit of a verdict taken in the process.
-STEALS_THE_TOKEN = """use std::io::{Read, Write};
-use std::os::unix::io::FromRawFd;
-extern "C" fn forge() {
-    let mut input = String::new();
-    let _ = unsafe { std::fs::File::from_raw_fd(3) }.read_to_string(&mut input);
-    let token = input.lines().next().unwrap_or("").to_string();
-    let mut out = unsafe { std::fs::File::from_raw_fd(4) };
-    let _ = out.write_all(format!("{token} 0 true\\n{token} end\\n").as_bytes());
-    std::process::exit(0)
-}
-#[used]
-#[link_section = ".init_array"]
-static FORGE: extern "C" fn() = forge;
-pub fn divide(a: i64, b: i64) -> Option<i64> {
-    None
-}
-"""
-
-
 @pytest.mark.parametrize("program", [EXIT_EARLY, PRINTS_LIBTEST_S_LINES, GUESSES_THE_PROTOCOL],
                          ids=["exits-0-early", "prints-libtest-s-lines", "writes-results-without-the-token"])
 def test_cheap_forgeries_of_the_runner_s_verdict_do_not_pass(evaluator, tasks, program):
@@ -110,11 +89,8 @@ def test_cheap_forgeries_of_the_runner_s_verdict_do_not_pass(evaluator, tasks, p
     assert not any(r.status == "passed" for r in result.records), result.records
 
 
-def test_the_documented_limit_a_solution_that_steals_the_token_forges_a_pass(evaluator, tasks):
-    """Not a property to keep: what docs/tasks.md and sandbox/README.md say a runner's
-    verdict cannot stop. If this starts failing, the limit moved: update the docs."""
-    result = grade(evaluator, tasks["exercism/rust/safe-divide"], STEALS_THE_TOKEN)
-    assert result.passed
+# Forgeries that make the runner say "passed" in the program's own process (a stolen token,
+# asserts defined away, patched builtins): test_exercism_forgeries.py.
 
 
 def test_a_javascript_solution_cannot_replace_expect_or_reach_the_process(evaluator, tasks):

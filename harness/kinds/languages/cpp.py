@@ -41,7 +41,8 @@ def _cpp_libraries(files: dict[str, str]) -> str | None:
     return None
 
 
-CPP_EXERCISE = ExerciseLayout(_cpp, (".h", ".hpp"), merged=(".cpp", ".cc"), problem=_cpp_libraries)
+CPP_EXERCISE = ExerciseLayout(_cpp, (".h", ".hpp"), merged=(".cpp", ".cc"), problem=_cpp_libraries,
+                              test_data=("*_test.cpp", "test/*"))
 
 
 CPP = Language(name="cpp", display="C++", fences=("cpp", "c++", "cc", "cxx"), assert_form="assert(f(...) == ...);",

@@ -17,7 +17,7 @@ def _package(files: dict[str, str], program_path: str) -> dict[str, str]:
     return {"package": found.group(1) if found else ""}
 
 
-GO_EXERCISE = ExerciseLayout(_go, (".go",), naming=_package, companions=("*_test.go",))
+GO_EXERCISE = ExerciseLayout(_go, (".go",), naming=_package, companions=("*_test.go",), test_data=("*_test.go",))
 
 
 GO = Language(name="go", display="Go", fences=("go", "golang"), assert_form="assert(f(...) == ...)",

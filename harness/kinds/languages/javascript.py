@@ -61,7 +61,7 @@ def _js_module(files: dict[str, str], program_path: str) -> dict[str, str]:
     return {"module": program_path[:-3] if program_path.endswith(".js") else program_path}
 
 
-JAVASCRIPT_EXERCISE = ExerciseLayout(_javascript, (".js",), naming=_js_module)
+JAVASCRIPT_EXERCISE = ExerciseLayout(_javascript, (".js",), naming=_js_module, test_data=("*.spec.js", "*.test.js"))
 
 
 JAVASCRIPT = Language(name="javascript", display="JavaScript", fences=("javascript", "js", "node", "jsx"),

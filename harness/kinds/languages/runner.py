@@ -4,7 +4,8 @@ program is built with, and the solution's path), and how each language's test fi
 its tests (each language module's `ExerciseLayout`), read as data: nothing here runs or compiles a test.
 
 The sandbox runs them with the language's test runner (sandbox/toolchains/, "Test
-runners"), one process per test; the verdict is the runner's, in the program's process.
+runners"), one process per test; the verdict is the runner's, in the program's process,
+and the hidden tests' are checked against twins (twins.py, harness/kinds/runner_twins.py).
 """
 from __future__ import annotations
 
@@ -19,23 +20,29 @@ from typing import Callable
 @dataclass(frozen=True)
 class Suite:
     """The files a program is built with to run the tests (path -> text, in the exercise's
-    layout), where the program goes, and which file holds the tests."""
+    layout), where the program goes, which file holds the tests, and which files are the
+    exercise's test files and test data (hidden: never in the agent's domain)."""
 
     program_path: str
     test_path: str
     files: tuple[tuple[str, str], ...]
+    hidden: tuple[str, ...] = ()  # the test files and their data (Go's cases_test.go): the hidden tests' own
 
     @cached_property
     def digest(self) -> str:
-        return "sha256:" + hashlib.sha256(json.dumps([self.program_path, self.test_path, self.files]).encode()).hexdigest()
+        return "sha256:" + hashlib.sha256(json.dumps([self.program_path, self.test_path, self.files,
+                                                      self.hidden]).encode()).hexdigest()
 
     def file(self, path: str) -> str:
         return next((text for name, text in self.files if name == path), "")
 
     def with_tests(self, text: str) -> "Suite":
-        """The same exercise with another test file (the agent's own tests in its place)."""
-        return Suite(self.program_path, self.test_path,
-                     tuple((path, text if path == self.test_path else body) for path, body in self.files))
+        """The agent's own tests in the test file's place, built with none of the
+        exercise's test files or test data: what the program needs (its other modules, the
+        manifest) and the agent's file alone."""
+        kept = tuple((path, text if path == self.test_path else body) for path, body in self.files
+                     if path == self.test_path or path not in self.hidden)
+        return Suite(self.program_path, self.test_path, kept)
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,10 @@ class ExerciseLayout:
     # src/*.rs: a crate's other modules)
     companions: tuple[str, ...] = ()
     problem: Callable[[dict[str, str]], str | None] = lambda files: None  # why it cannot be built, or None
+    # The exercise's test files and test data, as patterns in its folder, beside those
+    # config.json names as tests (Go's cases_test.go, named as an editor file): never built
+    # with the agent's own tests.
+    test_data: tuple[str, ...] = ()
     # What the test writer's prompt names (the crate, the package, the module): (files, program path) -> values.
     naming: Callable[[dict[str, str], str], dict[str, str]] = lambda files, program_path: {}
 

@@ -61,7 +61,7 @@ def _crate(files: dict[str, str], program_path: str) -> dict[str, str]:
 
 
 RUST_EXERCISE = ExerciseLayout(_rust, (".rs",), support=("Cargo.toml",), problem=_cargo_dependencies, naming=_crate,
-                              companions=("src/*.rs",))
+                              companions=("src/*.rs",), test_data=("tests/*",))
 
 
 RUST = Language(name="rust", display="Rust", fences=("rust", "rs"), assert_form="assert_eq!(f(...), ...);",
