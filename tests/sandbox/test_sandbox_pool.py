@@ -383,16 +383,22 @@ def test_the_socket_channel_is_used_only_where_a_host_folder_reaches_the_contain
     assert not speaks_over_socket(client("socket", local, "Docker Desktop"), "i")
 
 
-def test_channel_folders_of_killed_runs_are_removed(tmp_path) -> None:
+def test_channel_folders_of_killed_runs_are_removed(request) -> None:
     """A harness killed while a worker started leaves its channel folder (and the socket
     no one listens on): the next Docker sandbox removes those of dead processes only."""
+    import shutil
     import subprocess
     import sys
+    import tempfile
 
     from sandbox.docker_backend import remove_stale_channel_folders
 
     ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                            text=True, check=True)
+    # A short folder of its own in /tmp: a socket's path has at most 107 bytes, and
+    # tmp_path is longer under pytest-xdist (a folder per worker).
+    tmp_path = Path(tempfile.mkdtemp(prefix="hc-"))
+    request.addfinalizer(lambda: shutil.rmtree(tmp_path, ignore_errors=True))
     dead = tmp_path / f"harness-channel-{int(ended.stdout)}-abc123"
     mine = tmp_path / f"harness-channel-{os.getpid()}-def456"
     other = tmp_path / "harness-channel-notapid"
