@@ -104,7 +104,9 @@ def test_a_dead_worker_is_replaced(backend, make_sandbox):
     sandbox = make_sandbox(workers=1)
     before = worker_identity(sandbox)
     _kill_worker(backend, before)
-    time.sleep(1.0)  # let the host notice the stream closing
+    wait_until(lambda: all(slot.channel is None or slot.channel.ended
+                           for domain in sandbox._pool._domains.values() for slot in domain.slots),
+               "the host to notice the killed worker's stream closing")
     outcomes = sandbox.run(RunRequest(ADD, ["assert add(1, 2) == 3"]))
     assert [o.status for o in outcomes] == ["passed"], outcomes
     assert sandbox.replacements == 1
