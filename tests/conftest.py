@@ -43,11 +43,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # HARNESS_REQUIRE_DOCKER=1 (CI sets it: there, a skipped Docker test is a defect).
 
 
+# A test's job gets this wall-clock limit unless it names its own: wide, so that a job
+# meant to pass (or to end at a cap) is never a timeout on a slow or loaded machine; a
+# test that means to see a timeout names a short limit of its own.
+TEST_TIMEOUT_S = 30.0
+
+
 def _open_test_sandbox(backend: str, **overrides):
     """A sandbox for tests; docker skips (or fails, under CI) when it cannot start."""
-    from sandbox import SandboxConfig, SandboxUnavailable, open_sandbox
+    from sandbox import Limits, SandboxConfig, SandboxUnavailable, open_sandbox
 
-    config = SandboxConfig(backend=backend, **{"workers": 2, **overrides})
+    defaults = {"workers": 2, "limits": Limits(timeout_s=TEST_TIMEOUT_S)}
+    config = SandboxConfig(backend=backend, **{**defaults, **overrides})
     try:
         return open_sandbox(config)
     except SandboxUnavailable as exc:

@@ -139,7 +139,9 @@ class Hostile:
     test: str
     statuses: tuple[str, ...]  # acceptable statuses
     detail: str = ""  # must appear in the detail
-    timeout_s: float = 2.0
+    # Wide: a case that must end at a cap (memory, file size, disk) ends there at once on
+    # any machine, and a slow one must not turn that verdict into a timeout.
+    timeout_s: float = 10.0
     not_contained: dict[str, str] = field(default_factory=dict)  # backend -> why skipped
     expected_failure: dict[str, str] = field(default_factory=dict)  # backend -> why xfail
 
@@ -149,14 +151,14 @@ NO_ISOLATION = "process backend: code runs on the host without isolation"
 HOSTILE = [
     Hostile("infinite loop", "while True:\n    pass\n", "assert True", ("timeout",), "timed out", 1.0),
     Hostile(
-        "fork bomb", "import os\nwhile True:\n    os.fork()\n", "assert True", ("error", "timeout"),
+        "fork bomb", "import os\nwhile True:\n    os.fork()\n", "assert True", ("error", "timeout"), "", 2.0,
         not_contained={"process": f"{NO_ISOLATION}: no pids cap outside a container"},
     ),
-    Hostile("8 GiB at once", "data = bytearray(8 << 30)\n", "assert len(data) > 0", ("error",), "MemoryError", 5.0),
+    Hostile("8 GiB at once", "data = bytearray(8 << 30)\n", "assert len(data) > 0", ("error",), "MemoryError", 30.0),
     Hostile(
         "8 GiB step by step",
         "chunks = []\nfor _ in range(128):\n    chunks.append(bytearray(64 << 20))\n",
-        "assert len(chunks) == 128", ("error",), "MemoryError", 5.0,
+        "assert len(chunks) == 128", ("error",), "MemoryError", 30.0,
     ),
     Hostile(
         "1 GiB file in /tmp",
