@@ -62,14 +62,16 @@ def batched(gguf: Path):
 
 
 def test_answers_with_text_and_token_counts(model):
+    started = time.monotonic()
     completion = model.complete([Message("user", "What is the capital of France? One word.")],
                                 system="You are a helpful assistant.", max_tokens=16)
+    elapsed = time.monotonic() - started
     assert completion.text.strip()
     assert completion.usage.input_tokens > 10  # the chat template adds its own tokens
     assert 0 < completion.usage.output_tokens <= 16
     assert completion.stop_reason in ("end_turn", "max_tokens")
     assert completion.cost_usd == 0.0 and not completion.cached
-    assert 0 < completion.latency_s < 60  # the engine's own time on the call
+    assert 0 < completion.latency_s <= elapsed  # the engine's own time on the call, in seconds
     assert "smollm2" in completion.model.lower()
 
 
