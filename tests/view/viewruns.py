@@ -101,7 +101,7 @@ def append(folder: Path, records: list[dict[str, Any]]) -> None:
 
 def get(url: str) -> tuple[int, str]:
     try:
-        with urllib.request.urlopen(url, timeout=30) as resp:
+        with urllib.request.urlopen(url, timeout=120) as resp:  # a hang guard: a loaded machine answers slowly
             return resp.status, resp.read().decode("utf-8")
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode("utf-8")
