@@ -4,6 +4,7 @@ Imported as `tests.helpers` (pyproject's pytest `pythonpath` puts the repository
 """
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -251,6 +252,36 @@ OWN_MEMORY = (
     "            tail, after = data[-overlap:], address + len(data)\n"
     "    return matches\n"
 )
+
+
+@functools.cache
+def cpu_unit_s() -> float:
+    """The CPU seconds this machine takes for a fixed piece of pure-Python work (reading
+    200,000 decimal tokens as floats), the best of three: the unit in which a test that
+    guards against super-linear time states its budget, so that the budget scales with
+    the machine's speed. CPU time of this thread only: other processes' load (other
+    test workers included) does not count."""
+    text = "0.5 " * 200_000
+    best = float("inf")
+    for _ in range(3):
+        started = time.thread_time()
+        [float(token) for token in text.split()]
+        best = min(best, time.thread_time() - started)
+    return best
+
+
+def cpu_units(fn: Callable[..., T], *args: object, catch: type[BaseException] | tuple = ()) -> tuple[T | BaseException, float]:
+    """`fn(*args)` (or the `catch` exception it raised) and the CPU time this thread spent
+    in it, in `cpu_unit_s()` units. A test asserts the units below a budget set from
+    what the work needs with a wide margin (ten times what it was measured at), never
+    on seconds of wall clock."""
+    unit = cpu_unit_s()
+    started = time.thread_time()
+    try:
+        result: T | BaseException = fn(*args)
+    except catch as exc:
+        result = exc
+    return result, (time.thread_time() - started) / unit
 
 
 def run_in_threads(target: Callable[..., object], calls: list[tuple], timeout_s: float) -> list[BaseException]:

@@ -41,5 +41,8 @@ def test_the_smoke_runs_the_four_strategies_and_times_the_python_tool(tmp_path):
         assert all(r["calls"] > 0 and r["tokens"] > 0 and r["seconds"] > 0 for r in rows.values())
     speed = measures["speed"]
     assert speed["calls"] == 20  # 4 + 6 scripts per task set
-    # the tool costs the sandbox's own job plus a small constant
-    assert float(tool_s) <= float(job_s) + 0.05, speed
+    # The tool costs about what a plain sandbox job of the same script costs: both timed
+    # on the host, interleaved in one run, so the machine's speed and load cancel out. A
+    # cost the tool added per call (a fresh worker is ~100 jobs) would show in the ratio.
+    assert float(tool_s) > 0 and float(job_s) > 0
+    assert speed["tool_s"] <= 3 * speed["io_job_s"], speed

@@ -123,7 +123,7 @@ def test_openai_streamed_plain_text(stub, settings):
 
 @pytest.mark.parametrize("backend,stream", [("anthropic", False), ("openai", False), ("openai", True)])
 def test_retries_are_counted_by_status(backend, stream, stub, settings):
-    settings = dataclasses.replace(settings, max_retries=3, timeout_s=0.5, stream=stream)
+    settings = dataclasses.replace(settings, max_retries=3, timeout_s=5.0, stream=stream)  # nothing stalls: wide
     stub.script(RateLimited(retry_after=0.2), Status(500), Status(503), Reply("fine", tool_calls=(CALL,)))
     completion = open_model(spec_for(backend, stub), settings).complete([Message("user", "x")], tools=[PYTHON])
     assert [r.status for r in completion.retries] == ["429", "500", "503"]
@@ -134,8 +134,9 @@ def test_retries_are_counted_by_status(backend, stream, stub, settings):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_timeouts_and_connection_errors_are_counted(backend, stub):
-    settings = ModelSettings(timeout_s=0.5, max_retries=2)
-    stub.script(Stall(10), Reply("after a timeout"))
+    # The stall waits out the timeout; the reply after it must come within it on any machine.
+    settings = ModelSettings(timeout_s=2.0, max_retries=2)
+    stub.script(Stall(30), Reply("after a timeout"))
     completion = open_model(spec_for(backend, stub), settings).complete([Message("user", "x")])
     assert completion.text == "after a timeout"
     assert [r.status for r in completion.retries] == ["timeout"]

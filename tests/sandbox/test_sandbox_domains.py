@@ -207,6 +207,7 @@ def test_no_spare_starts_once_every_slot_has_its_worker():
     pool, made, _ = pretend_pool(1, start_s=0.05)
     for domain in ("a", "b", "a", "b"):
         pool.run(RunRequest("", ["pass"], domain=domain))
-    time.sleep(0.3)  # time for a background start, were one begun
+    for starter in list(pool._starters):  # every background start begun, were there one, has ended
+        starter.join(timeout=60)
     assert len(made) == 2 and pool._starting == 0 and not pool._spares
     pool.close()

@@ -104,7 +104,9 @@ def test_a_dead_worker_is_replaced(backend, make_sandbox):
     sandbox = make_sandbox(workers=1)
     before = worker_identity(sandbox)
     _kill_worker(backend, before)
-    time.sleep(1.0)  # let the host notice the stream closing
+    wait_until(lambda: all(slot.channel is None or slot.channel.ended
+                           for domain in sandbox._pool._domains.values() for slot in domain.slots),
+               "the host to notice the killed worker's stream closing")
     outcomes = sandbox.run(RunRequest(ADD, ["assert add(1, 2) == 3"]))
     assert [o.status for o in outcomes] == ["passed"], outcomes
     assert sandbox.replacements == 1
@@ -125,7 +127,18 @@ def test_a_worker_that_stops_answering_is_replaced(backend, make_sandbox, monkey
         import docker
 
         client = docker.from_env()
-        client.containers.get(worker_identity(sandbox)).pause()
+        container = client.containers.get(worker_identity(sandbox))
+
+        def paused() -> bool:  # runc's freezer gives up now and then on a loaded machine: again
+            try:
+                container.pause()
+            except docker.errors.APIError as exc:
+                if "unable to freeze" not in str(exc):
+                    raise
+                return False
+            return True
+
+        wait_until(paused, "docker pause to freeze the worker", interval_s=0.5)
         client.close()
         test = "pass"
     else:
@@ -383,16 +396,22 @@ def test_the_socket_channel_is_used_only_where_a_host_folder_reaches_the_contain
     assert not speaks_over_socket(client("socket", local, "Docker Desktop"), "i")
 
 
-def test_channel_folders_of_killed_runs_are_removed(tmp_path) -> None:
+def test_channel_folders_of_killed_runs_are_removed(request) -> None:
     """A harness killed while a worker started leaves its channel folder (and the socket
     no one listens on): the next Docker sandbox removes those of dead processes only."""
+    import shutil
     import subprocess
     import sys
+    import tempfile
 
     from sandbox.docker_backend import remove_stale_channel_folders
 
     ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                            text=True, check=True)
+    # A short folder of its own in /tmp: a socket's path has at most 107 bytes, and
+    # tmp_path is longer under pytest-xdist (a folder per worker).
+    tmp_path = Path(tempfile.mkdtemp(prefix="hc-"))
+    request.addfinalizer(lambda: shutil.rmtree(tmp_path, ignore_errors=True))
     dead = tmp_path / f"harness-channel-{int(ended.stdout)}-abc123"
     mine = tmp_path / f"harness-channel-{os.getpid()}-def456"
     other = tmp_path / "harness-channel-notapid"

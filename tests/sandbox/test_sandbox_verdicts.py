@@ -202,9 +202,16 @@ def test_the_program_never_sees_the_test_text(sandbox):
         "    found = (found | in_memory) - {bytes(PLANTED)}\n"
         "    return min(found).decode() if found else 'nothing'\n"
     )
-    outcome = run_one(sandbox, program, f"assert steal() == {secret!r}")
-    assert outcome.status == "failed", outcome
-    assert outcome.detail == f"assert steal() == {secret!r}  # got 'nothing'"
+    # The scan's time depends on the machine: a wide limit lets it finish, and were it
+    # stopped all the same, a timeout learns nothing either (the secret must be in
+    # neither its detail nor its output); a finished scan must have found nothing.
+    outcome = run_one(sandbox, program, f"assert steal() == {secret!r}", timeout_s=60.0)
+    assert outcome.status in ("failed", "timeout"), outcome
+    assert secret not in outcome.output, outcome
+    if outcome.status == "failed":
+        assert outcome.detail == f"assert steal() == {secret!r}  # got 'nothing'"
+    else:
+        assert secret not in outcome.detail, outcome
 
 
 def test_a_model_written_test_cannot_read_an_earlier_hidden_test(make_sandbox):
@@ -218,8 +225,11 @@ def test_a_model_written_test_cannot_read_an_earlier_hidden_test(make_sandbox):
         "PLANTED = bytearray(b'HIDDEN' + b'-' + b'0f' * 8)\n"
         "assert memory_holding(b'HIDDEN' + b'-[0-9a-f]{16}') == {bytes(PLANTED)}"
     )
-    model_test = run_one(sandbox, ADD, scan)
-    assert model_test.status == "passed", model_test
+    model_test = run_one(sandbox, ADD, scan, timeout_s=60.0)  # a scan's time depends on the machine
+    # Passed: it found its own plant and nothing else. A scan stopped at the limit
+    # learned nothing either, and says none of it.
+    assert model_test.status in ("passed", "timeout"), model_test
+    assert secret not in model_test.detail + model_test.output, model_test
 
 
 # --- plain data across the boundary ------------------------------------------------------

@@ -44,7 +44,9 @@ def test_run_with_view_serves_the_running_run(tmp_path: Path):
     cwd.mkdir()
     out = tmp_path / "out"
     args = [sys.executable, "-m", "harness", "run", "--tasks", str(_task_file(tmp_path)),
-            "--model", f"scripted:{_script(tmp_path, 0.5)}", "--sandbox", "process", "--out", str(out),
+            # 1.5 s a model call: the run lasts long enough for the view, slow on a loaded
+            # machine, to answer at least twice while trials land
+            "--model", f"scripted:{_script(tmp_path, 1.5)}", "--sandbox", "process", "--out", str(out),
             "--workers", "1", "--trials", "2", "--no-report", "--view"]
     proc = subprocess.Popen(args, cwd=cwd, env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []

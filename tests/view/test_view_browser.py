@@ -109,7 +109,8 @@ def test_live_update_arrives(browser, serve, tmp_path: Path):
     page.evaluate("window.__updates = 0; document.addEventListener('view:updated', () => window.__updates++)")
 
     append(run, records[3:])  # the rest of the run lands
-    page.wait_for_function("document.querySelector('.topline').textContent.includes('of 4 tasks')", timeout=20_000)
+    page.wait_for_function("document.querySelector('.topline').textContent.includes('of 4 tasks')",
+                           timeout=120_000)  # a hang guard: the page updates within seconds when it works
     assert "fixed 1, broken 1 of 4 tasks" in page.locator(".topline").inner_text()
     assert page.evaluate("window.__updates") >= 1
     _shot(page, "06-live")

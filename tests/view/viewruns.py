@@ -102,7 +102,7 @@ def append(folder: Path, records: list[dict[str, Any]]) -> None:
 def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
     """(status, body) of a GET; `headers` are sent as given (e.g. the view's token)."""
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=30) as resp:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=120) as resp:  # a hang guard: a loaded machine answers slowly
             return resp.status, resp.read().decode("utf-8")
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode("utf-8")
