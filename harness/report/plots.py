@@ -214,7 +214,7 @@ def forest_svg(effects: pd.DataFrame, salt: str = "") -> str:
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels(labels, fontsize=7)
     ax.set_ylim(-0.7, max(len(labels), 1) - 0.3)
-    ax.set_xlabel("difference in pass@1, points (paired bootstrap 95% CI); McNemar's exact p at the right")
+    ax.set_xlabel("difference in pass@1, points (Newcombe's paired 95% CI); McNemar's exact p at the right")
     ax.grid(alpha=0.3, axis="x")
     handles = [matplotlib.lines.Line2D([], [], color=c, marker=m, linestyle="none", label=k)
                for k, (c, m) in _EFFECT_STYLE.items()]

@@ -337,7 +337,7 @@ def headline(sources: Sequence[Source]) -> tuple[View, pd.DataFrame]:
     figures = list(dict.fromkeys(k for v in raw.values() for k in v))
     csv = pd.DataFrame([[raw[c].get(f) for c in raw] for f in figures], index=figures, columns=list(raw), dtype=object)
     csv.index.name = "figure"
-    view = View("headline", "Side by side", "pass@k with [95% bootstrap CI] on the tasks every strategy "
+    view = View("headline", "Side by side", "pass@k with [95% CI: Wilson score over tasks] on the tasks every strategy "
                 "completed (tasks compared); spend and times over the whole run; one column per "
                 + ("strategy." if len(sources) == 1 else "run x strategy."),
                 ["figure", *df.columns],
@@ -439,7 +439,7 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
                              "its mean cost per task (per task over its attempts, then over the tasks every strategy "
                              "completed) in dollars at list price (usd: answers the response cache served are "
                              "included, at what they cost) and in tokens, each with its 95% CI over the same "
-                             "bootstrap resamples of tasks. priced = every attempt had a price; where one had none "
+                             "bootstrap resamples of tasks (pass@1: Wilson's score interval over tasks). priced = every attempt had a price; where one had none "
                              "the plot's axis is tokens and usd is unknown, never $0. pareto = on the front "
                              "(nothing cheaper is as accurate) of the plot's axis.",
                              _cost_frame(t["cost_points"]), single, "cost_points.csv"),
@@ -447,7 +447,8 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
                            "unbiased estimator (Chen et al. 2021); pass^k: all k samples pass (the reliability of k "
                            "tries in a row), by its unbiased counterpart C(c, k) / C(n, k), from the same samples. "
                            "Over each task's complete attempts, final trials only; mean over the tasks every strategy "
-                           "completed, each with a 95% bootstrap CI (2000 resamples of tasks, seeded).",
+                           "completed, each with a 95% Wilson score interval over tasks (Wilson 1927: successes = the "
+                           "sum of per-task rates, n = tasks; conservative with several samples per task).",
                            _pass_at_k_frame(t["pass_at_k"]), single, "pass_at_k.csv"),
         "pass1_by_trial": _view("pass1_by_trial", "pass@1 by trial, table", "Share of attempts whose implementation "
                                 "at trial min(t, last trial) passes the hidden tests (per task over attempts, then "
@@ -466,7 +467,7 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
                                "bound only).", t["compute_curve"], single, "compute_curve.csv"),
         "paired": _view("paired", "Paired comparison on the same tasks", "On the tasks every strategy completed "
                         "(tasks; excluded = the run's other tasks). diff = pass@1 of a minus b in points with its "
-                        "paired bootstrap 95% CI (tasks resampled with both results). McNemar's exact two-sided test "
+                        "95% CI by Newcombe's paired score interval (1998, method 10) over tasks. McNemar's exact two-sided test "
                         "over attempt pairs (attempt i of a with attempt i of b on the same task): fixed = a passed, "
                         "b failed; broken = the reverse. calls_ratio / tokens_ratio: a's mean spend per attempt over "
                         "b's.", t["paired"], single, "paired.csv", ci=True),
@@ -494,7 +495,7 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
                                   if _compile_failures(t["stop_reasons"]) else ""),
                               _shown_stops(t["stop_reasons"]), single, "stop_reasons.csv"),
         "by_language": _view("by_language", "pass@1 by language", "The run mixes languages: pass@1 with its 95% "
-                             "bootstrap CI per language and strategy, on the tasks of that language every strategy "
+                             "Wilson CI over tasks per language and strategy, on the tasks of that language every strategy "
                              "completed (tasks), over their complete attempts (attempts).",
                              _by_language_shown(t["by_language"]), single, "by_language.csv"),
         "per_task": _per_task_view(sources, single, port),

@@ -29,7 +29,7 @@ def pass_at_1_view(doc: dict[str, Any]) -> View:
                               if v else wording.DASH))
         cells.append(Cell(c["state"], css="txt" + ("" if c["state"] == "complete" else " warn")))
         rows.append(cells)
-    return View("study_pass", "pass@1 per model and task set", "Each cell's pass@1 with its 95% bootstrap CI on "
+    return View("study_pass", "pass@1 per model and task set", "Each cell's pass@1 with its 95% Wilson CI over tasks on "
                 "the tasks every strategy completed in that cell (tasks compared); each cell is its own run.",
                 ["model", "task set", "tasks compared", *names, "state"], rows, "study_pass_at_1.csv")
 
@@ -57,7 +57,7 @@ def effects_view(frame: pd.DataFrame) -> View:
     return View("study_effects", "Effects per model and task set",
                 "Per cell, the headline strategy's effects from its traits: the one that isolates its idea (against "
                 "the strategy that differs only by it), the compute-matched one (against its rival) and the total "
-                "(against plain sampling). diff in points of pass@1 with its paired bootstrap 95% CI over tasks; "
+                "(against plain sampling). diff in points of pass@1 with its 95% CI by Newcombe's paired score interval over tasks; "
                 "McNemar's exact two-sided test over attempt pairs (fixed: a passed, b failed; broken: the reverse).",
                 ["model", "task set", "effect", "pair", "diff", "95% CI", "McNemar p", "fixed", "broken",
                  "attempt pairs", "tasks", "calls ratio"], rows, "study_effects.csv")

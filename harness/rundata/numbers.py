@@ -8,7 +8,7 @@ with the same meaning; fields may be added, never renamed or removed)::
     schema, run_id, tasks (the run's task count), tasks_compared (tasks every strategy
     completed: every figure uses these), tasks_excluded, excluded_tasks (ids), samples,
     trials (budget), k, oracle_feedback, harness_errors (lines of errors.jsonl),
-    trial_record_schema,
+    trial_record_schema, intervals: {rate, paired, mean} (each CI's method, in words),
     strategies: {name: {pass@<k>, pass@<k>_ci95, pass^<k>, pass^<k>_ci95, pass@1_by_trial, pass@1_by_trial_ci95,
         model_calls, cached_calls, input_tokens, output_tokens, tokens, cost_usd,
         cached_cost_usd, errors (trials whose answer held no usable code: unusable
@@ -63,8 +63,10 @@ with the same meaning; fields may be added, never renamed or removed)::
 Definitions: only complete attempts are scored, by their final trial's hidden verdict;
 rates are per task over its attempts, then over tasks; pass@k is the unbiased
 estimator and pass^k (all k samples pass) its unbiased counterpart C(c, k)/C(n, k)
-from the same samples; the paired CI is a paired bootstrap over tasks, McNemar's test is exact
-over attempt pairs. Counts and spend cover every recorded trial (incomplete attempts
+from the same samples; `intervals` says in words how each 95% CI was made
+(harness.rundata.metrics.INTERVALS: Wilson's score interval over tasks for a rate,
+Newcombe's paired score interval for a difference, a bootstrap over tasks for a mean
+cost); McNemar's test is exact over attempt pairs. Counts and spend cover every recorded trial (incomplete attempts
 too, plus what unfinished trials had spent: errors.jsonl's `spent`).
 """
 from __future__ import annotations
@@ -440,6 +442,7 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
             n_records and trials["oracle_feedback"].astype(bool).any()),
         "harness_errors": len(errors),
         "trial_record_schema": SCHEMA_VERSION,
+        "intervals": dict(metrics.INTERVALS),
         "strategies": strategies,
         "paired": pairs,
         "answer": effects.answer(f.strategies, strategies, pairs, effect_rows),

@@ -4,7 +4,7 @@ Nothing is pooled across cells: each cell (model x task set) is its own run, wit
 own tasks, and its figures are that run's numbers as its report gives them. The study
 gathers, per cell, each strategy's pass@1 with its CI, the headline strategy's effects
 (harness.rundata.effects: the one that isolates its idea, the compute-matched one and
-the total, each a paired bootstrap CI with McNemar's exact test), accuracy against cost,
+the total, each with Newcombe's paired score interval and McNemar's exact test), accuracy against cost,
 and its status; the study report and the view's study page render this document
 (study_summary.json at the study folder's top).
 """

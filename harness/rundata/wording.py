@@ -211,7 +211,7 @@ def caveats(*, oracle: bool, pairs: Sequence[dict[str, Any]], shared: int, exclu
                           f"({per_strategy(incomplete)}): never scored as failures. `{resume_command}` continues them."))
     if samples > 1 and pairs:
         out.append(caveat("samples", "info", f"{samples} samples per task: McNemar's test pairs every attempt and "
-                          "treats the pairs as independent; the bootstrap CI resamples whole tasks."))
+                          "treats the pairs as independent; the paired CI counts each task once (the shares of its attempt pairs)."))
     if no_tests:
         out.append(caveat("no_tests", "warn", f"{count(sum(no_tests.values()), 'compared attempt')} where the test "
                           f"writer kept no usable test ({per_strategy(no_tests)}): nothing checked those "
