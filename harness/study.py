@@ -9,6 +9,11 @@ A study file is TOML with a `[study]` table::
     strategies = ["reflexion", "feedback", "resample", "baseline"]
     limit = 20          # any `run` setting, for every cell
     trials = 3
+    labels = {"openai:qwen@http://127.0.0.1:8000/v1" = "Qwen", "builtin:quick" = "quick"}
+
+`labels` (optional) gives a model or task set a short label that the study's report,
+tables, figures and view use in place of its spec (without one: the spec less any
+base URL). Labels change no result: they are left out of the study's digest.
 
 Each cell (model x task set) is an ordinary run folder under the study's folder (`out`,
 default results/<name>), made and resumed by the run command itself. study.json at the
@@ -52,21 +57,27 @@ class StudySpec:
     strategy: str  # the run setting: a group or a comma list of names
     settings: Mapping[str, Any]  # every other run setting, for every cell
     out: Path | None = None  # the study's folder, if the file names one
+    labels: Mapping[str, str] | None = None  # model or task set -> its short label
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "models": list(self.models), "tasks": list(self.tasks),
-                "strategy": self.strategy, "settings": dict(self.settings),
-                "out": str(self.out) if self.out is not None else None}
+        out = {"name": self.name, "models": list(self.models), "tasks": list(self.tasks),
+               "strategy": self.strategy, "settings": dict(self.settings),
+               "out": str(self.out) if self.out is not None else None}
+        if self.labels:
+            out["labels"] = dict(self.labels)
+        return out
 
     @property
     def digest(self) -> str:
-        blob = json.dumps({k: v for k, v in self.as_dict().items() if k != "out"}, sort_keys=True, default=str)
+        blob = json.dumps({k: v for k, v in self.as_dict().items() if k not in ("out", "labels")}, sort_keys=True,
+                          default=str)
         return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "StudySpec":
         return cls(str(data["name"]), tuple(data["models"]), tuple(data["tasks"]), str(data["strategy"]),
-                   dict(data.get("settings") or {}), Path(data["out"]) if data.get("out") else None)
+                   dict(data.get("settings") or {}), Path(data["out"]) if data.get("out") else None,
+                   dict(data["labels"]) if isinstance(data.get("labels"), dict) else None)
 
     def cells(self) -> list[tuple[str, str]]:
         """(model, task set) of every cell, models first."""
@@ -95,6 +106,20 @@ def _names(value: Any, key: str, where: str) -> tuple[str, ...]:
     if len(set(value)) != len(value):
         raise StudyError(f"{where}: {key} names {sorted({v for v in value if value.count(v) > 1})[0]!r} twice")
     return tuple(v.strip() for v in value)
+
+
+def _labels(value: Any, names: tuple[str, ...], where: str) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(v, str) and v.strip() for v in value.values()):
+        raise StudyError(f'{where}: labels must be a table of short names, e.g. labels = {{"{names[0]}" = "short"}}')
+    unknown = sorted(set(value) - set(names))
+    if unknown:
+        raise StudyError(f"{where}: labels names {unknown[0]!r}, which is none of the study's models or task sets")
+    given = [v.strip() for v in value.values()]
+    if len(set(given)) != len(given):
+        raise StudyError(f"{where}: labels gives {sorted({g for g in given if given.count(g) > 1})[0]!r} twice")
+    return {k: v.strip() for k, v in value.items()}
 
 
 def load_spec(path: Path) -> StudySpec:
@@ -136,7 +161,8 @@ def load_spec(path: Path) -> StudySpec:
         raise StudyError(f"{where}: price is one model's price, and the study has {len(models)} models; give "
                          'prices = {"<model id>" = {input = ..., output = ...}, ...} or a price_table file instead')
     out = table.pop("out", None)
-    spec = StudySpec(name, models, tasks, strategy, table, Path(out) if out else None)
+    labels = _labels(table.pop("labels", None), models + tasks, where)
+    spec = StudySpec(name, models, tasks, strategy, table, Path(out) if out else None, labels)
     for model, task_set in spec.cells():  # fail before any cell runs
         try:
             cell_config(spec, Path("."), model, task_set, source=where)

@@ -23,7 +23,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from harness import __version__
-from harness.report import plots
+from harness.report import latex, plots
 from harness.rundata import folder, frames, numbers, timeline, wording
 
 # `harness view` serves on this port unless told otherwise (harness/view/README.md
@@ -705,12 +705,13 @@ def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int
     csvs["headline.csv"] = head_df
     for name, df in csvs.items():
         _csv_safe(df).to_csv(out_dir / name, index=False, errors="backslashreplace")
-    trial_svg = plots.pass1_by_trial_svg(tables["by_trial"])
-    compute_svg = plots.compute_svg(tables["compute_curve"])
-    (out_dir / "pass1_by_trial.svg").write_text(trial_svg, encoding="utf-8", errors="backslashreplace")
-    (out_dir / "compute.svg").write_text(compute_svg, encoding="utf-8", errors="backslashreplace")
-    cost_svg = plots.cost_svg(cost_panels(sources))
-    (out_dir / "cost.svg").write_text(cost_svg, encoding="utf-8", errors="backslashreplace")
+    trial_svg = plots.write_figure(plots.pass1_by_trial_figure(tables["by_trial"]), out_dir, "pass1_by_trial",
+                                   "pass1-by-trial")
+    compute_svg = plots.write_figure(plots.compute_figure(tables["compute_curve"]), out_dir, "compute", "compute")
+    cost_svg = plots.write_figure(plots.cost_figure(cost_panels(sources)), out_dir, "cost", "cost")
+    if single:
+        (out_dir / "tables.tex").write_text(latex.run_tex(sources[0].numbers), encoding="utf-8",
+                                            errors="backslashreplace")
     answers = []
     if across is not None:
         answers.append({"run": "across runs", "lines": across["answer"], "caveats": across["caveats"]})

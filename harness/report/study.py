@@ -11,7 +11,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from harness import __version__
-from harness.report import plots
+from harness.report import latex, plots
 from harness.report.render import VIEW_PORT, Cell, View, _csv_safe, _env, _view
 from harness.rundata import folder, wording
 from harness.rundata import study as study_numbers
@@ -22,7 +22,8 @@ def pass_at_1_view(doc: dict[str, Any]) -> View:
     names = doc["strategies"]
     rows = []
     for c in doc["cells"]:
-        cells = [Cell(c["model"], css="txt"), Cell(c["tasks"], css="txt"), Cell(str(c["tasks_compared"]))]
+        cells = [Cell(c.get("model_label") or c["model"], css="txt"), Cell(c.get("tasks_label") or c["tasks"], css="txt"),
+                 Cell(str(c["tasks_compared"]))]
         for s in names:
             v = c["strategies"].get(s)
             cells.append(Cell(wording.rate_with_ci(v.get("pass@1"), *(v.get("pass@1_ci95") or [None, None]))
@@ -41,7 +42,8 @@ def effects_frame(doc: dict[str, Any]) -> pd.DataFrame:
              else None} for e in doc["effects"]]
     # "tasks" is both the task set and a pair's task count: the count goes as tasks_n
     for row, e in zip(rows, doc["effects"]):
-        row["tasks"] = e["cell"].split(" \u00d7 ", 1)[1] if " \u00d7 " in e["cell"] else ""
+        row["model"] = e.get("model_label") or e.get("model")
+        row["tasks"] = e.get("tasks_label") or (e["cell"].split(" \u00d7 ", 1)[1] if " \u00d7 " in e["cell"] else "")
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -80,11 +82,10 @@ def write_study_report(study_dir: Path, view_port: int = VIEW_PORT) -> Path:
     effects = effects_frame(doc)
     _csv_safe(pd.DataFrame(study_numbers.pass_at_1_rows(doc))).to_csv(study_dir / "study_pass_at_1.csv", index=False)
     _csv_safe(effects).to_csv(study_dir / "study_effects.csv", index=False)
-    forest = plots.forest_svg(effects.assign(cell=[e["cell"] for e in doc["effects"]]) if len(effects) else effects)
-    cost = plots.cost_svg(cost_panels(doc)) if cost_panels(doc) else ""
-    (study_dir / "forest.svg").write_text(forest, encoding="utf-8", errors="backslashreplace")
-    if cost:
-        (study_dir / "cost.svg").write_text(cost, encoding="utf-8", errors="backslashreplace")
+    forest = plots.write_figure(plots.forest_figure(
+        effects.assign(cell=[e["cell"] for e in doc["effects"]]) if len(effects) else effects), study_dir, "forest")
+    cost = plots.write_figure(plots.cost_figure(cost_panels(doc)), study_dir, "cost") if cost_panels(doc) else ""
+    (study_dir / "tables.tex").write_text(latex.study_tex(doc), encoding="utf-8", errors="backslashreplace")
     cells = [{"label": c["label"], "state": c["state"], "status": c["status"], "run_id": c["run_id"],
               "report": f"{quote(c['run_id'])}/report.html" if c["run_id"] and (study_dir / c["run_id"] / "report.html").is_file() else None,
               "view": f"http://127.0.0.1:{view_port}/runs/{quote(c['run_id'], safe='')}" if c["run_id"] else None}

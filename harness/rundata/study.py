@@ -35,10 +35,22 @@ def cell_label(model: str, tasks: str) -> str:
     return f"{model} \u00d7 {tasks}"
 
 
-def _cell(study_dir: Path, cell: Mapping[str, Any], numbers_of: NumbersOf) -> dict[str, Any]:
+def short_label(name: str, labels: Mapping[str, Any] | None) -> str:
+    """The study file's short label for a model or task set (`labels`), else a short
+    form of it: a model spec without its base URL."""
+    given = (labels or {}).get(name)
+    if isinstance(given, str) and given.strip():
+        return given.strip()
+    return name.split("@", 1)[0]
+
+
+def _cell(study_dir: Path, cell: Mapping[str, Any], numbers_of: NumbersOf,
+          labels: Mapping[str, Any] | None = None) -> dict[str, Any]:
     run_id = cell.get("run_id")
     path = Path(study_dir) / run_id if run_id else None
-    out: dict[str, Any] = {"model": cell["model"], "tasks": cell["tasks"], "label": cell_label(cell["model"], cell["tasks"]),
+    model_label, tasks_label = short_label(cell["model"], labels), short_label(cell["tasks"], labels)
+    out: dict[str, Any] = {"model": cell["model"], "tasks": cell["tasks"], "label": cell_label(model_label, tasks_label),
+                           "model_label": model_label, "tasks_label": tasks_label, "intervals": None,
                            "run_id": run_id, "state": "pending", "status": "not started", "strategies": {},
                            "effects": [], "headline": None, "answer": [], "caveats": [], "cost_points": [],
                            "cost_axis": None, "tasks_compared": 0, "oracle_feedback": False}
@@ -58,7 +70,8 @@ def _cell(study_dir: Path, cell: Mapping[str, Any], numbers_of: NumbersOf) -> di
                                 if e.get("a") == lead],
         answer=list(doc["answer"]), caveats=[c for c in doc["caveats"] if c.get("level") != "info"],
         cost_points=list(doc.get("cost_points") or []), cost_axis=doc.get("cost_axis"),
-        oracle_feedback=bool(doc.get("oracle_feedback")))
+        oracle_feedback=bool(doc.get("oracle_feedback")), intervals=doc.get("intervals"),
+        compute=doc.get("compute"))
     return out
 
 
@@ -95,9 +108,12 @@ def _caveats(cells: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
 def compute(data: Mapping[str, Any], study_dir: Path, numbers_of: NumbersOf = numbers_of_folder) -> dict[str, Any]:
     """The study's numbers from study.json (`data`) and its cells' numbers."""
     study_dir = Path(study_dir)
-    cells = [_cell(study_dir, c, numbers_of) for c in data.get("cells") or []]
+    spec = data.get("spec") if isinstance(data.get("spec"), Mapping) else {}
+    labels = spec.get("labels") if isinstance(spec.get("labels"), Mapping) else {}
+    cells = [_cell(study_dir, c, numbers_of, labels) for c in data.get("cells") or []]
     strategies = list(dict.fromkeys(s for c in cells for s in c["strategies"]))
-    effects = [{"model": c["model"], "tasks": c["tasks"], "cell": c["label"], **e} for c in cells for e in c["effects"]]
+    effects = [{"model": c["model"], "tasks": c["tasks"], "cell": c["label"], "model_label": c["model_label"],
+                "tasks_label": c["tasks_label"], **e} for c in cells for e in c["effects"]]
     resume = f"python -m harness study --resume {study_dir}"
     answer = [f"{c['label']}: {c['answer'][0]}" for c in cells if c["answer"]]
     return {"schema": SCHEMA, "name": data.get("name"), "spec": data.get("spec"), "strategies": strategies,

@@ -125,7 +125,9 @@ def test_a_list_in_a_run_file_points_to_study(tmp_path: Path):
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_two_by_two_study_runs_and_reports(tmp_path: Path, sandbox: str):
-    study = write_study(tmp_path, sandbox=sandbox)
+    labels = (f'labels = {{"scripted:{tmp_path / "strong.jsonl"}" = "Strong", "scripted:{tmp_path / "weak.jsonl"}" = '
+              f'"Weak", "jsonl:{tmp_path / "set-a.jsonl"}" = "A"}}\n')
+    study = write_study(tmp_path, sandbox=sandbox, extra=labels)
     out = tmp_path / "st"
     done = harness(tmp_path, "study", str(study), "--out", str(out))
     assert done.returncode == 0, done.stderr
@@ -157,8 +159,16 @@ def test_a_two_by_two_study_runs_and_reports(tmp_path: Path, sandbox: str):
     total = next(e for e in doc["effects"] if e["cell"] == weak_a["label"] and e["effect"] == "total")
     assert total["diff"] == pytest.approx(2 / 3) and (total["fixed"], total["broken"]) == (2, 0)
     assert 0 <= total["p_value"] <= 1 and total["ci_low"] <= total["diff"] <= total["ci_high"]
-    for name in ("report.html", "report.md", "forest.svg", "cost.svg", "study_pass_at_1.csv", "study_effects.csv"):
+    for name in ("report.html", "report.md", "forest.svg", "cost.svg", "study_pass_at_1.csv", "study_effects.csv",
+                 "forest.pdf", "forest.png", "cost.pdf", "cost.png", "tables.tex"):
         assert (out / name).is_file(), name
+    # the study file's short labels name models and task sets everywhere (a task set without one: its spec)
+    assert [c["label"] for c in doc["cells"]][:2] == ["Strong \u00d7 A", f"Strong \u00d7 jsonl:{tmp_path / 'set-b.jsonl'}"]
+    from tests.report.test_latex import check_study_tables
+
+    check_study_tables((out / "tables.tex").read_text(), doc)
+    assert "Weak" in (out / "tables.tex").read_text() and "scripted:" not in (out / "tables.tex").read_text()
+    assert "Strong \u00d7 A" in (out / "report.md").read_text()
     md = (out / "report.md").read_text()
     assert md.startswith("# Study two-by-two")
     assert "## Effects per model and task set" in md and "The lesson's own effect (feedback is reflexion without it)" in md
