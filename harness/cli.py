@@ -56,7 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    from harness.strategies.registry import StrategyError
+
+    try:
+        parser = build_parser()  # lists the strategies: loads every plug-in
+    except StrategyError as exc:  # a plug-in that cannot be loaded: one line, not a traceback
+        print(f"error: {terminal_safe(str(exc))}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from harness.cli import UsageError, terminal_safe
 from harness.config import ConfigError, RunConfig
+from harness.rundata.wording import trials_phrase
 
 # Settings a resumed run may change: how it runs, not what it measures (a budget: how far
 # it goes).
@@ -282,7 +283,8 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
 
         print(format_estimate(estimate_of(config, tasks, prompts),
                               f"estimate: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)} x "
-                              f"{config.samples} sample(s), up to {config.trials} trials; model {config.model}"))
+                              f"{config.samples} sample(s), {trials_phrase(config.trials, config.strategies)}; "
+                              f"model {config.model}"))
         return 0
     budget = Budget(config.max_calls, config.max_cost)
     if config.max_cost is not None and run_prices_of(config)[0] is None:
@@ -321,7 +323,7 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
         cell.on_folder(run_dir)
     print(
         f"run {header['run_id']}: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)}"
-        f" x {config.samples} sample(s), up to {config.trials} trials; model {config.model}; "
+        f" x {config.samples} sample(s), {trials_phrase(config.trials, config.strategies)}; model {config.model}; "
         f"sandbox {config.sandbox} ({config.sandbox_workers} workers{' per node' if config.executor == 'ray' else ''}); "
         f"executor {config.executor}; folder {run_dir}",
         file=sys.stderr,

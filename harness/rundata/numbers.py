@@ -82,7 +82,7 @@ import pandas as pd
 from harness.rundata import frames as fr
 from harness.rundata import agents, effects, folder, metrics, modelcalls, wording
 from harness.rundata.frames import KEYS, Frames
-from harness.rundata.roles import is_reference
+from harness.rundata import roles
 from harness.rundata.records import SCHEMA_VERSION
 
 SUMMARY_SCHEMA = 2
@@ -121,12 +121,14 @@ def resume_command(run_dir: Path | str | None) -> str:
 
 
 def _no_tests(f: Frames) -> dict[str, int]:
-    """Compared, complete attempts of test-writing strategies that ran no internal test
-    (stop_reason no_internal_tests, or no internal verdict on their first trial)."""
+    """Compared, complete attempts of test-writing strategies (by their traits: a
+    strategy that writes no tests, such as a tool-using agent that runs its own
+    scripts, is never counted) that ran no internal test (stop_reason
+    no_internal_tests, or no internal verdict on their first trial)."""
     t = f.shared_trials
     if t.empty:
         return {}
-    ours = t[~t["strategy"].map(is_reference).astype(bool) & t["complete"]]
+    ours = t[t["strategy"].map(roles.writes_tests).astype(bool) & t["complete"]]
     first = ours[(ours["trial"] == 1) & ours["error"].isna() & ours["internal_passed"].isna()]
     stopped = ours[ours["stop_reason"] == "no_internal_tests"]
     keys = pd.concat([first[KEYS], stopped[KEYS]]).drop_duplicates()

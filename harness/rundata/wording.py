@@ -329,3 +329,19 @@ def estimate_lines(check: dict[str, Any]) -> list[str]:
                  f"below its fewest by {fmt(lo - actual)}" if actual < lo else f"above its most by {fmt(actual - hi)}")
         out.append(f"{label}: estimated {fmt(lo)} .. {fmt(hi)}, actual {fmt(actual)}{so_far}: {where}{share}")
     return out
+
+
+def trials_phrase(trials: Any, strategies: Sequence[str]) -> str:
+    """The trial budget as the strategies' traits declare it: "up to 3 trials" for those
+    that iterate, "1 trial" for those that make one (the baseline, a single agent
+    episode), naming which is which when the run has both."""
+    from harness.rundata.roles import iterates
+
+    loop = [s for s in strategies if iterates(s)]
+    once = [s for s in strategies if not iterates(s)]
+    many = f"up to {trials} trial{'s' if trials != 1 else ''}"
+    if not once:
+        return many
+    if not loop:
+        return "1 trial each"
+    return f"{many} ({', '.join(loop)}), 1 trial ({', '.join(once)})"
