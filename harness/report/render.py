@@ -606,6 +606,7 @@ def _run_info(src: Source, port: int) -> dict[str, Any]:
         "oracle_feedback": src.numbers["oracle_feedback"],
         "status": src.numbers["status"]["text"], "state": src.numbers["status"]["state"],
         "time": src.numbers["time"]["text"],
+        "compute": (src.numbers.get("compute") or {}).get("text") or "",
         "estimate": (src.numbers.get("estimate_check") or {}).get("text") or [],
         "model_calls": wording.model_line(src.numbers.get("model")),
         "task_check": _task_check_text(head),
@@ -709,6 +710,9 @@ def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int
                                    "pass1-by-trial")
     compute_svg = plots.write_figure(plots.compute_figure(tables["compute_curve"]), out_dir, "compute", "compute")
     cost_svg = plots.write_figure(plots.cost_figure(cost_panels(sources)), out_dir, "cost", "cost")
+    # the same points against model time: the compute a model without a price (or a local one) took
+    plots.write_figure(plots.cost_figure([(title, df, "seconds") for title, df, _ in cost_panels(sources)]), out_dir,
+                       "cost_time", "cost-time")
     if single:
         (out_dir / "tables.tex").write_text(latex.run_tex(sources[0].numbers), encoding="utf-8",
                                             errors="backslashreplace")

@@ -491,26 +491,31 @@ def cost_points(attempts: pd.DataFrame, strategies: Sequence[str]) -> tuple[pd.D
     """Accuracy against cost, one point per strategy: pass@1 with its 95% CI, and the mean
     cost per task (per task over its attempts, then over tasks) in dollars (list price,
     cache-served answers included) and in tokens, each with its 95% CI (the same
-    bootstrap resamples of tasks). The axis is dollars when every strategy's every
+    bootstrap resamples of tasks), and in model seconds (model_s: its calls' own time) likewise.
+    The axis is dollars when every strategy's every
     attempt had a price and some cost more than $0, else tokens; `pareto` marks the points on the front (nothing
     cheaper is as accurate) on that axis."""
     cols = ["strategy", "pass", "ci_low", "ci_high", "tasks", "usd", "usd_ci_low", "usd_ci_high", "tokens",
-            "tokens_ci_low", "tokens_ci_high", "calls", "priced", "pareto"]
+            "tokens_ci_low", "tokens_ci_high", "calls", "priced", "pareto", "model_s", "model_s_ci_low",
+            "model_s_ci_high"]
     rows = []
     for strategy in strategies:
         att = attempts[attempts["strategy"] == strategy]
         if att.empty:
             continue
-        per_task = att.assign(passed=att["passed"].astype(float), cost=att["cost"].astype(float)) \
-            .groupby("task_id")[["passed", "cost", "tokens", "calls"]].mean()
+        model_s = att["model_s"].astype(float) if "model_s" in att.columns else math.nan
+        per_task = att.assign(passed=att["passed"].astype(float), cost=att["cost"].astype(float), model_s=model_s) \
+            .groupby("task_id")[["passed", "cost", "tokens", "calls", "model_s"]].mean()
         acc = estimate(per_task["passed"])
         priced = bool(per_task["cost"].notna().all())
         usd = mean_estimate(per_task["cost"]) if priced else Estimate(math.nan, math.nan, math.nan, 0)
         tok = mean_estimate(per_task["tokens"].astype(float))
+        secs = mean_estimate(per_task["model_s"].astype(float))
         rows.append({"strategy": strategy, "pass": acc.value, "ci_low": acc.ci_low, "ci_high": acc.ci_high,
                      "tasks": acc.tasks, "usd": usd.value, "usd_ci_low": usd.ci_low, "usd_ci_high": usd.ci_high,
                      "tokens": tok.value, "tokens_ci_low": tok.ci_low, "tokens_ci_high": tok.ci_high,
-                     "calls": float(per_task["calls"].mean()), "priced": priced})
+                     "calls": float(per_task["calls"].mean()), "priced": priced, "model_s": secs.value,
+                     "model_s_ci_low": secs.ci_low, "model_s_ci_high": secs.ci_high})
     # dollars when every attempt had a price and something cost money (a local model's
     # answers cost $0: dollars would put every strategy at one point)
     axis = "dollars" if rows and all(r["priced"] for r in rows) and any(r["usd"] > 0 for r in rows) else "tokens"

@@ -28,6 +28,9 @@ with the same meaning; fields may be added, never renamed or removed)::
         --max-cost stopped it), text, resume_command, budget_stop ({kind, flag, limit, spent, at}),
         expected_attempts, complete_attempts, resumes, errors_redone, errors_open},
     time: {elapsed_s, summed_s, sessions, text},
+    compute: {elapsed_s, model_s (every model call's own time added up), output_tokens,
+        tokens_per_s (output tokens over model time), dollars (0 for a local model, None when
+        a price is unknown), local, dollars_text, text},
     cost_points (accuracy against cost: per strategy pass@1, usd and tokens per task, each
         with its CI, priced, pareto), cost_axis (dollars | tokens: tokens when a price is unknown),
     by_trial, pass_at_k, compute_curve (kind agent | oracle), compute_matched, self_test,
@@ -468,6 +471,7 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         "not_compiled": agents.not_compiled(stops),
         "model": _model(f.trials),
     }
+    doc["compute"] = _compute(cfg, trials, strategies, elapsed)
     points, axis = metrics.cost_points(f.shared_attempts, f.strategies)
     doc["cost_points"], doc["cost_axis"] = _rows(points), axis
     check = _estimate_check(header, strategies, status["state"] == "complete")
@@ -507,6 +511,29 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         doc["session"] = session
     if timings is not None:
         doc["timings"] = timings
+    return doc
+
+
+def _compute(cfg: Mapping[str, Any], trials: pd.DataFrame, strategies: Mapping[str, Any],
+             elapsed: float | None) -> dict[str, Any]:
+    """Wall time, model time and tokens/s beside the dollars, for every model: a local
+    model's dollars are $0 and said to be, an unpriced model's unknown (never $0)."""
+    model_s = round(float(trials["model_s"].sum()), 3) if not trials.empty else 0.0
+    out_tokens = sum(int(s["output_tokens"]) for s in strategies.values())
+    costs = [s["cost_usd"] for s in strategies.values()]
+    local = str(cfg.get("model") or "").partition(":")[0] == "local"
+    known = [c for c in costs if c is not None]
+    dollars = round(sum(known), 6) if known and len(known) == len(costs) else None
+    if local:
+        text = "$0: the local model runs on this machine (its cost is the compute above)"
+    elif dollars is None:
+        text = "unknown: no price for this model (give --price IN/OUT or a price table), never counted as $0"
+    else:
+        text = f"{wording.money(dollars)} at list price"
+    doc = {"elapsed_s": None if elapsed is None else round(elapsed, 3), "model_s": model_s,
+           "output_tokens": out_tokens, "tokens_per_s": round(out_tokens / model_s, 2) if model_s > 0 else None,
+           "dollars": 0.0 if local else dollars, "local": local, "dollars_text": text}
+    doc["text"] = wording.compute_line(doc)
     return doc
 
 

@@ -294,6 +294,14 @@ def time_line(elapsed_s: Any, summed_s: Any, sessions: int) -> str:
             "(every trial's own time added up: trials that ran side by side each count)")
 
 
+def compute_line(c: dict[str, Any]) -> str:
+    """The compute a run took beside its dollars, each said for what it is."""
+    rate = f"{c['tokens_per_s']:.1f} output tokens/s per call" if _finite(c.get("tokens_per_s")) else DASH
+    return (f"compute: {duration(c.get('elapsed_s'))} wall time, {duration(c.get('model_s'))} of model time "
+            f"(every call's own time added up), {c.get('output_tokens', 0):,} output tokens at {rate}; "
+            f"dollars: {c['dollars_text']}")
+
+
 # ------------------------------------------------------------------ budgets and estimates
 
 def budget_answer(stop: dict[str, Any], complete: int, expected: int) -> str:

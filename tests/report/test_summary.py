@@ -82,6 +82,10 @@ def test_format_summary_table():
     lines = format_summary(summary).splitlines()
     assert lines[1].startswith("status: interrupted: 29 of 30 attempts complete")
     assert lines[2].startswith("time: elapsed ")
+    # compute beside dollars: wall time, model time, tokens/s; a scripted model has no price
+    assert lines[3].startswith("compute: ") and "of model time" in lines[3] and "1,520 output tokens" in lines[3]
+    assert lines[3].endswith("dollars: $0.0760 at list price")
+    lines = lines[:3] + lines[4:]
     # the run holds feedback: the answer leads with the lesson's own effect, and says so
     assert lines[4].startswith("The lesson's own effect (feedback is reflexion without it): reflexion \u2212 feedback: ")
     assert lines[5].startswith("Total, against baseline (plain sampling): reflexion \u2212 baseline: +12.5 points [95% CI ")
