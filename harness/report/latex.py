@@ -101,4 +101,11 @@ def study_tex(doc: Mapping[str, Any]) -> str:
     second = table(["Model", "Tasks", "Comparison", "$\\Delta$ pass@1", "95\\% CI", "$p$", "Fixed", "Broken"],
                    "lllrcrrr", eff, "Each cell's effects: paired differences in pass@1 (points) with their 95\\% CI: "
                    f"{escape(intervals.get('paired', ''))}; p: McNemar's exact test.", "tab:study-effects")
-    return "% needs \\usepackage{booktabs}\n" + first + "\n" + second
+    out = "% needs \\usepackage{booktabs}\n" + first + "\n" + second
+    if doc.get("repeats"):
+        rows = [[escape(r["model_label"]), escape(r["tasks_label"]), escape(r["strategy"]), str(r["repeats"]),
+                 number(r["mean"]), number(r["sd"]), interval(r["ci95"])] for r in doc["repeats"]]
+        out += "\n" + table(["Model", "Tasks", "Strategy", "Repeats", "Mean pass@1", "SD", "95\\% CI"], "lllrrrc",
+                            rows, f"pass@1 (\\%) across repeats (seeds): {escape(doc.get('repeats_method', ''))}.",
+                            "tab:study-repeats")
+    return out

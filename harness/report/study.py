@@ -65,6 +65,24 @@ def effects_view(frame: pd.DataFrame) -> View:
                  "attempt pairs", "tasks", "calls ratio"], rows, "study_effects.csv")
 
 
+def repeats_frame(doc: dict[str, Any]) -> pd.DataFrame:
+    cols = ["model", "tasks", "strategy", "repeats", "seeds", "tasks_compared", "mean", "sd", "ci_low", "ci_high",
+            "clustered_se", "per_repeat"]
+    rows = [{**{k: r.get(k) for k in cols if k in r}, "model": r["model_label"], "tasks": r["tasks_label"],
+             "ci_low": r["ci95"][0], "ci_high": r["ci95"][1]} for r in doc.get("repeats") or []]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def repeats_view(frame: pd.DataFrame, method: str) -> View:
+    rows = [[Cell(str(r["model"]), css="txt"), Cell(str(r["tasks"]), css="txt"), Cell(str(r["strategy"]), css="txt"),
+             Cell(str(r["repeats"])), Cell(str(r["tasks_compared"])), Cell(wording.pct(r["mean"])),
+             Cell(f"{100 * r['sd']:.1f}"), Cell(wording.ci(r["ci_low"], r["ci_high"])),
+             Cell(f"{100 * r['clustered_se']:.1f}")] for r in frame.to_dict("records")]
+    return View("study_repeats", "Across repeats (seeds)", f"Per model, task set and strategy run once per seed: {method}.",
+                ["model", "task set", "strategy", "repeats", "tasks", "mean pass@1", "sd (points)", "95% CI",
+                 "clustered SE (points)"], rows, "study_repeats.csv")
+
+
 def cost_panels(doc: dict[str, Any]) -> list[tuple[str, pd.DataFrame, str]]:
     return [(c["label"], pd.DataFrame(c["cost_points"]), str(c["cost_axis"] or "tokens"))
             for c in doc["cells"] if c["cost_points"]]
@@ -82,6 +100,9 @@ def write_study_report(study_dir: Path, view_port: int = VIEW_PORT) -> Path:
     effects = effects_frame(doc)
     _csv_safe(pd.DataFrame(study_numbers.pass_at_1_rows(doc))).to_csv(study_dir / "study_pass_at_1.csv", index=False)
     _csv_safe(effects).to_csv(study_dir / "study_effects.csv", index=False)
+    repeated = repeats_frame(doc)
+    if len(repeated):
+        _csv_safe(repeated).to_csv(study_dir / "study_repeats.csv", index=False)
     forest = plots.write_figure(plots.forest_figure(
         effects.assign(cell=[e["cell"] for e in doc["effects"]]) if len(effects) else effects), study_dir, "forest")
     cost = plots.write_figure(plots.cost_figure(cost_panels(doc)), study_dir, "cost") if cost_panels(doc) else ""
@@ -92,7 +113,8 @@ def write_study_report(study_dir: Path, view_port: int = VIEW_PORT) -> Path:
              for c in doc["cells"]]
     context = {
         "title": f"Study {doc['name']}", "doc": doc, "cells": cells,
-        "views": {"pass": pass_at_1_view(doc), "effects": effects_view(effects)},
+        "views": {"pass": pass_at_1_view(doc), "effects": effects_view(effects),
+                  "repeats": repeats_view(repeated, doc["repeats_method"]) if len(repeated) else None},
         "plot_forest": Markup(plots.inline(forest)), "plot_cost": Markup(plots.inline(cost)) if cost else "",
         "view_url": f"http://127.0.0.1:{view_port}/study", "study_dir": str(study_dir),
         "generated": f"harness {__version__}",

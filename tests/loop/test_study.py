@@ -85,6 +85,12 @@ def _lines(path: Path) -> list[dict]:
     ('[study]\nname = "x"\nmodels = ["local"]\ntasks = ["builtin"]\nstrategies = ["baseline"]\nwhatever = 1\n',
      "unknown setting 'whatever'"),
     ('[study]\nname = "x"\nmodels = ["local"]\ntasks = ["builtin"]\nstrategies = ["nope"]\n', "unknown strategy 'nope'"),
+    ('[study]\nname = "x"\nmodels = ["local"]\ntasks = ["builtin"]\nstrategies = ["baseline"]\nseeds = [1]\n',
+     "seeds must be a list of at least two integers"),
+    ('[study]\nname = "x"\nmodels = ["local"]\ntasks = ["builtin"]\nstrategies = ["baseline"]\nseeds = [1, 2]\n'
+     'seed = 3\n', "give seed or seeds, not both"),
+    ('[study]\nname = "x"\nmodels = ["local"]\ntasks = ["builtin"]\nstrategies = ["baseline"]\n'
+     'labels = {"nope" = "N"}\n', "labels names 'nope'"),
 ])
 def test_a_bad_study_file_says_what_and_where(tmp_path: Path, text: str, words: str):
     path = tmp_path / "s.toml"
@@ -288,3 +294,37 @@ def test_study_estimate_calls_no_model(tmp_path: Path):
     assert done.stdout.count("\ntotal ") == 4
     assert "study two-by-two, 4 cells: " in done.stdout and "No model was called." in done.stdout
     assert not (tmp_path / "st").exists()
+
+
+def test_seeds_repeat_every_cell_and_the_report_gives_the_spread_across_repeats(tmp_path: Path):
+    weak = write_script(tmp_path / "weak.jsonl", 1)
+    a = write_tasks(tmp_path / "set-a.jsonl", "a")
+    study = tmp_path / "study.toml"
+    study.write_text('[study]\nname = "repeats"\n'
+                     f'models = ["scripted:{weak}"]\ntasks = ["jsonl:{a}"]\nstrategies = ["baseline"]\n'
+                     f'sandbox = "process"\nworkers = 2\ncache_dir = "{tmp_path / "cache"}"\nseeds = [11, 12]\n')
+    out = tmp_path / "st"
+    done = harness(tmp_path, "study", str(study), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    cells = _cells(out)
+    assert [c["seed"] for c in cells] == [11, 12] and len({c["run_id"] for c in cells}) == 2
+    for c in cells:  # each repeat a run of its own seed; the cache keys on it, so nothing is replayed
+        header = json.loads((out / c["run_id"] / "run.json").read_text())
+        summary = json.loads((out / c["run_id"] / "summary.json").read_text())
+        assert header["config"]["seed"] == c["seed"]
+        assert summary["strategies"]["baseline"]["cached_calls"] == 0
+    doc = json.loads((out / "study_summary.json").read_text())
+    (row,) = doc["repeats"]
+    assert (row["strategy"], row["repeats"], row["seeds"], row["tasks_compared"]) == ("baseline", 2, [11, 12], 3)
+    # the scripted model answers alike whatever the seed: no spread, yet an interval over 3 tasks is wide
+    assert row["per_repeat"] == [pytest.approx(1 / 3)] * 2 and row["sd"] == 0.0
+    assert row["ci95"][0] < 0.1 and row["ci95"][1] > 0.75 and "Miller" in doc["repeats_method"]
+    assert (out / "study_repeats.csv").is_file() and "Across repeats (seeds)" in (out / "report.md").read_text()
+    assert "tab:study-repeats" in (out / "tables.tex").read_text()
+    # a second study over the same cache with the same seed replays it: the key is the seed
+    again = tmp_path / "again.toml"
+    again.write_text(study.read_text().replace('name = "repeats"', 'name = "again"').replace("[11, 12]", "[11, 13]"))
+    assert harness(tmp_path, "study", str(again), "--out", str(tmp_path / "st2")).returncode == 0
+    cached = {c["seed"]: json.loads((tmp_path / "st2" / c["run_id"] / "summary.json").read_text())
+              ["strategies"]["baseline"]["cached_calls"] for c in _cells(tmp_path / "st2")}
+    assert cached[11] == 3 and cached[13] == 0

@@ -64,7 +64,7 @@ def test_run_tables_are_booktabs_and_hold_summary_numbers(run_dir: Path):
     doc = json.loads((run_dir / "summary.json").read_text())
     tex = (run_dir / "tables.tex").read_text()
     assert "booktabs" in tex.splitlines()[0]
-    pass_t, effects_t = tables(tex)
+    pass_t, effects_t = tables(tex)[:2]
     check_pass_rows(pass_t["rows"], doc["strategies"])
     check_effect_rows(effects_t["rows"], doc["effects"] or doc["paired"])
     assert "Wilson" in tex and "Newcombe" in tex  # the captions say which interval
@@ -80,7 +80,7 @@ def test_latex_escapes_and_formats():
 
 
 def check_study_tables(tex: str, doc: dict[str, Any]) -> None:
-    pass_t, effects_t = tables(tex)
+    pass_t, effects_t = tables(tex)[:2]
     expected = {(latex.escape(c["model_label"]), latex.escape(c["tasks_label"]), latex.escape(s)): (s, v)
                 for c in doc["cells"] for s, v in c["strategies"].items()}
     assert sorted(tuple(r[:3]) for r in pass_t["rows"]) == sorted(expected)
