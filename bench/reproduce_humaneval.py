@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no task was scored", file=sys.stderr)
         return code or 1
     print(f"pass@1 {100 * est.value:.1f}% [95% CI {100 * est.ci_low:.1f}, {100 * est.ci_high:.1f}] "
-          "(bootstrap over tasks)")
+          "(Wilson score interval over tasks)")
     published = published_for(args.model, run.header)
     if published:
         print(f"published: {published[0]:.1f} ({published[1]}); "

@@ -53,7 +53,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    from harness.models.base import ModelConfigError
+    from harness.registry import RegistryError
+    from harness.strategies.registry import StrategyError
+    from harness.tasks.base import TaskError
+
+    try:
+        parser = build_parser()  # lists every registry's members: loads every plug-in
+    except (StrategyError, RegistryError, TaskError, ModelConfigError) as exc:  # a broken plug-in: one line
+        print(f"error: {terminal_safe(str(exc))}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

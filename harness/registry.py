@@ -159,6 +159,9 @@ def _load(point: Point, member: Member) -> Any:
         except AttributeError:
             raise point.error(f"the {point.noun} plug-in {member.name!r} ({member.origin}): {module_name} "
                               f"has no {attr!r}") from None
+        except Exception as exc:  # noqa: BLE001 - a plug-in that fails as it loads is named, not a traceback
+            raise point.error(f"the {point.noun} plug-in {member.name!r} ({member.origin}) cannot be loaded: "
+                              f"{type(exc).__name__}: {exc}") from None
     if not point.accepts(value):
         raise point.error(f"the {point.noun} {member.name!r} ({member.origin}) is not a {point.noun} "
                           f"(got {type(value).__name__})")

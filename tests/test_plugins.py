@@ -98,3 +98,18 @@ def test_a_plug_in_package_adds_a_strategy_a_task_source_and_a_sandbox(tmp_path:
                         f"scripted:{script}", "--out", str(tmp_path / "r2"), cwd=tmp_path)
     assert plain.returncode == 2 and "unknown strategy 'second-thoughts'" in plain.stderr
     assert len(plain.stderr.strip().splitlines()) == 1
+
+
+def test_a_trait_of_the_wrong_type_is_one_line_naming_the_strategy_and_the_trait(tmp_path: Path):
+    site = tmp_path / "site"
+    _install(site)
+    source = site / "my_plugin" / "__init__.py"
+    source.write_text(source.read_text().replace("writes_lessons=False)", "writes_lessons=False, calls_per_trial=2)", 1))
+    base = harness_env()
+    env = {**base, "PYTHONPATH": os.pathsep.join(p for p in [str(site), base.get("PYTHONPATH", "")] if p)}
+    proc = run_harness("run", "--strategy", "second-thoughts", "--tasks", "double:2", "--model", "scripted:x.jsonl",
+                       "--out", str(tmp_path / "results"), cwd=tmp_path, env=env)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "strategy 'second-thoughts': trait calls_per_trial must be a tuple of two numbers" in lines[0]

@@ -1,4 +1,4 @@
-"""`python -m harness model fetch|list`: obtain and show the local GGUF models."""
+"""`python -m harness model fetch|list|serve`: obtain, show and serve the local GGUF models."""
 from __future__ import annotations
 
 import argparse
@@ -27,6 +27,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing = sub.add_parser("list", help="show the known local models and whether they are ready")
     listing.add_argument("--models-dir", type=Path, default=None)
     listing.set_defaults(func=_list)
+
+    from harness.commands import model_serve
+
+    model_serve.add_parser(sub)
 
 
 def _fetch(args: argparse.Namespace) -> int:

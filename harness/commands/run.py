@@ -16,6 +16,7 @@ from harness.config import ConfigError, RunConfig
 from harness.models.registry import DEFAULT_REGISTRY, is_remote_api
 from harness.registry import REGISTRY
 from harness.tasks.registry import known_forms
+from harness.rundata.wording import trials_phrase
 
 # Settings a resumed run may change: how it runs, not what it measures (a budget: how far
 # it goes).
@@ -172,6 +173,9 @@ def run_command(args: argparse.Namespace, cell: CellOptions | None = None) -> in
         raise UsageError(str(exc)) from None
 
 
+LOCAL_PRICE_SOURCE = "the local model runs on this machine: $0; its cost is the compute time below"
+
+
 def run_prices_of(config: RunConfig) -> tuple[Any, str]:
     """The price of the run's model before any reply (the estimate, --max-cost) and where
     it comes from; (None, "") when unknown."""
@@ -180,6 +184,10 @@ def run_prices_of(config: RunConfig) -> tuple[Any, str]:
     prices = run_prices(config.prices, config.price_table, config.price)
     table = load_table()
     price = price_for(model_id_of(config.model), prices, table)
+    if price is None and config.model.partition(":")[0] == "local":
+        from harness.models.base import Price
+
+        return Price(0.0, 0.0), LOCAL_PRICE_SOURCE
     if price is None:
         return None, ""
     if config.price:
@@ -195,12 +203,18 @@ def estimate_of(config: RunConfig, tasks: Any, prompts: Any, *, strict: bool = T
     from harness.run.budget import NoEstimate, estimate
 
     price, source = run_prices_of(config)
+    from harness.models.speed import time_estimate
+
     try:
-        return estimate(tasks.tasks, config.strategies, config.to_dict(), prompts, price, price_source=source)
+        doc = estimate(tasks.tasks, config.strategies, config.to_dict(), prompts, price, price_source=source)
     except NoEstimate as exc:
         if strict:
             raise UsageError(str(exc)) from None
         return None
+    time = time_estimate(config.model, doc)
+    if time is not None:
+        doc["time"] = time
+    return doc
 
 
 def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
@@ -288,9 +302,13 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
 
         print(format_estimate(estimate_of(config, tasks, prompts),
                               f"estimate: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)} x "
-                              f"{config.samples} sample(s), up to {config.trials} trials; model {config.model}"))
+                              f"{config.samples} sample(s), {trials_phrase(config.trials, config.strategies)}; "
+                              f"model {config.model}"))
         return 0
     budget = Budget(config.max_calls, config.max_cost)
+    if config.max_cost is not None and run_prices_of(config)[1] == LOCAL_PRICE_SOURCE:
+        raise UsageError("--max-cost counts dollars, and the local model costs $0 (it runs on this machine): "
+                         "use --max-calls to cap it")
     if config.max_cost is not None and run_prices_of(config)[0] is None:
         raise UsageError(f"--max-cost counts dollars, and {config.model!r} has no price: give --price IN/OUT (dollars "
                          "per million tokens), or a --price-table that has it; or use --max-calls")
@@ -338,7 +356,7 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
         cell.on_folder(run_dir)
     print(
         f"run {header['run_id']}: {len(tasks.tasks)} tasks from {tasks.name} x {', '.join(config.strategies)}"
-        f" x {config.samples} sample(s), up to {config.trials} trials; model {config.model}; "
+        f" x {config.samples} sample(s), {trials_phrase(config.trials, config.strategies)}; model {config.model}; "
         f"sandbox {config.sandbox} ({config.sandbox_workers} workers{' per node' if config.executor == 'ray' else ''}); "
         f"executor {config.executor}; folder {run_dir}",
         file=sys.stderr,

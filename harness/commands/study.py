@@ -88,7 +88,8 @@ def _study(args: argparse.Namespace) -> int:
         write_study(study_dir, data)
     for cell in data["cells"]:  # every cell's settings are a valid run before any runs
         try:
-            cell_config(spec, study_dir, cell["model"], cell["tasks"], source=f"study {spec.name}")
+            cell_config(spec, study_dir, cell["model"], cell["tasks"], source=f"study {spec.name}",
+                        seed=cell.get("seed"))
         except Exception as exc:  # ConfigError
             raise UsageError(f"study {spec.name}, cell {cell['model']} x {cell['tasks']}: {exc}") from None
     code = _run_cells(args, spec, study_dir, data)
@@ -140,11 +141,13 @@ def _run_cells(args: argparse.Namespace, spec: Any, study_dir: Path, data: dict[
     n = len(data["cells"])
     for i, cell in enumerate(data["cells"], 1):
         state = cell_state(study_dir, cell)
-        where = f"cell {i} of {n}: {cell['model']} x {cell['tasks']}"
+        where = f"cell {i} of {n}: {cell['model']} x {cell['tasks']}" + \
+            (f" (seed {cell['seed']})" if cell.get("seed") is not None else "")
         if state == "complete":
             print(f"study {spec.name}: {where}: complete, kept ({cell_dir(study_dir, cell)})", file=sys.stderr)
             continue
-        config = cell_config(spec, study_dir, cell["model"], cell["tasks"], source=f"study {spec.name}")
+        config = cell_config(spec, study_dir, cell["model"], cell["tasks"], source=f"study {spec.name}",
+                             seed=cell.get("seed"))
         budget: dict[str, Any] = {}
         if args.max_calls is not None or args.max_cost is not None:
             spent = _spent_elsewhere(study_dir, data["cells"], cell)
@@ -166,7 +169,7 @@ def _run_cells(args: argparse.Namespace, spec: Any, study_dir: Path, data: dict[
         resume = path if path is not None and (path / "run.json").is_file() else None
         if cell.get("run_id") is None or (resume is None and path is not None and path.exists()):
             # (a folder without run.json: a session killed as it made it; the cell starts afresh)
-            cell["run_id"] = new_cell_id(cell["model"], cell["tasks"])
+            cell["run_id"] = new_cell_id(cell["model"], cell["tasks"], cell.get("seed"))
         cell["state"] = "running"
         write_study(study_dir, data)  # the cell's folder is known before it exists: a kill leaves no orphan
         run_args = argparse.Namespace(resume=resume, resume_changed=False, view=False, estimate=False, config=None,
@@ -211,16 +214,17 @@ def _estimate(spec: Any, study_dir: Path) -> int:
                                    f"{', '.join(config.strategies)} x {config.samples} sample(s), up to "
                                    f"{config.trials} trials"))
         print()
+        repeats = len(spec.seeds) or 1  # each cell once per seed
         for bound in ("fewest", "most"):
             t = doc["total"][bound]
-            totals[bound]["calls"] += t["calls"]
-            totals[bound]["tokens"] += t["tokens"]
+            totals[bound]["calls"] += repeats * t["calls"]
+            totals[bound]["tokens"] += repeats * t["tokens"]
             if t["usd"] is None:
                 priced = False
             else:
-                totals[bound]["usd"] += t["usd"]
+                totals[bound]["usd"] += repeats * t["usd"]
     f, m = totals["fewest"], totals["most"]
     money = f"${f['usd']:,.4f} .. ${m['usd']:,.4f}" if priced else "unknown (a model has no price: give --price in the study's settings or a price table)"
-    print(f"study {spec.name}, {len(spec.cells())} cells: {f['calls']:,} .. {m['calls']:,} model calls, "
+    print(f"study {spec.name}, {len(spec.cell_rows())} cells: {f['calls']:,} .. {m['calls']:,} model calls, "
           f"{f['tokens']:,} .. {m['tokens']:,} tokens, dollars {money}. No model was called.")
     return 0

@@ -52,6 +52,10 @@ class LocalModelInfo:
     # How the model calls tools best, as measured (bench/tool_protocol.py): "native"
     # or "text"; what `tool_protocol = "auto"` picks. None: not measured (native).
     tool_protocol: str | None = None
+    # Measured speed on this project's machines (2 cores): generated tokens/s (slowest,
+    # fastest) and prompt tokens/s; None: not measured. `--estimate` gives a time from them.
+    tokens_per_s: tuple[float, float] | None = None
+    prompt_tokens_per_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,9 @@ def catalogue() -> dict[str, LocalModelInfo]:
             sha256=row["sha256"].lower(),
             chunks=tuple(Chunk(c["package"], c["version"], c["member"]) for c in row["chunks"]),
             tool_protocol=row.get("tool_protocol"),
+            tokens_per_s=(float(row["tokens_per_s"][0]), float(row["tokens_per_s"][1]))
+            if isinstance(row.get("tokens_per_s"), list) and len(row["tokens_per_s"]) == 2 else None,
+            prompt_tokens_per_s=float(row["prompt_tokens_per_s"]) if row.get("prompt_tokens_per_s") else None,
         )
     return out
 

@@ -1,9 +1,13 @@
-"""Plots of a run's numbers as SVG text (matplotlib's object API, no pyplot: no global
-figure state). The report and the view draw the same figures from the same tables."""
+"""Plots of a run's numbers (matplotlib's object API, no pyplot: no global figure state).
+The report and the view draw the same figures from the same tables. Figures carry no
+title (the report's caption says what they show, and a paper gives its own), use
+fonts of at least PAPER_FONT points at the size they are drawn, and a legend lists only
+what is drawn. `write_figure` writes a figure as SVG, PDF and PNG side by side."""
 from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import matplotlib
 import matplotlib.lines
@@ -14,6 +18,9 @@ import pandas as pd
 
 from harness.rundata.roles import is_reference, plot_style
 
+PAPER_FONT = 9
+_RC = {"font.size": PAPER_FONT, "axes.labelsize": PAPER_FONT, "xtick.labelsize": PAPER_FONT - 1,
+       "ytick.labelsize": PAPER_FONT - 1, "legend.fontsize": PAPER_FONT - 1, "axes.titlesize": PAPER_FONT}
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 _ORACLE_COLOR = "#888888"
 _FRONT_COLOR = "#555555"
@@ -38,9 +45,21 @@ def svg(fig: Figure, salt: str) -> str:
     buf = io.StringIO()
     # Fixed salt and no date: the same run gives the same SVG; distinct salts keep
     # element ids distinct when several SVGs are inlined in one page.
-    with matplotlib.rc_context({"svg.hashsalt": salt, "svg.fonttype": "path"}):
+    with matplotlib.rc_context({**_RC, "svg.hashsalt": salt, "svg.fonttype": "path"}):
         fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     return buf.getvalue()
+
+
+def write_figure(fig: Figure, out_dir: Path, stem: str, salt: str = "") -> str:
+    """Writes <stem>.svg, .pdf and .png (300 dpi) into out_dir, each reproducible byte
+    for byte (no dates); returns the SVG text."""
+    text = svg(fig, salt or stem)
+    (out_dir / f"{stem}.svg").write_text(text, encoding="utf-8", errors="backslashreplace")
+    with matplotlib.rc_context({**_RC, "pdf.fonttype": 42}):
+        fig.savefig(out_dir / f"{stem}.pdf", format="pdf", bbox_inches="tight",
+                    metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None})
+        fig.savefig(out_dir / f"{stem}.png", format="png", dpi=300, bbox_inches="tight", metadata={"Software": None})
+    return text
 
 
 def inline(svg: str) -> str:
@@ -60,9 +79,18 @@ def _numeric(table: pd.DataFrame, columns: tuple[str, ...], needed: str) -> pd.D
 
 
 def pass1_by_trial_svg(table: pd.DataFrame, salt: str = "") -> str:
+    return svg(pass1_by_trial_figure(table), f"pass1-by-trial{salt}")
+
+
+def pass1_by_trial_figure(table: pd.DataFrame) -> Figure:
     """pass@1 against trial for iterating strategies, with 95% CI bands; the
     baseline's pass@1 as a dashed reference line."""
-    fig = Figure(figsize=(7.0, 4.0))
+    with matplotlib.rc_context(_RC):
+        return _pass1_by_trial(table)
+
+
+def _pass1_by_trial(table: pd.DataFrame) -> Figure:
+    fig = Figure(figsize=(5.0, 3.2))
     ax = fig.add_subplot()
     if "run" not in table.columns:
         table = table.assign(run="")
@@ -89,22 +117,30 @@ def pass1_by_trial_svg(table: pd.DataFrame, salt: str = "") -> str:
         ax.plot(num["trial"], num["pass"], marker=marker, linestyle=line, color=color, label=label)
         ax.fill_between(num["trial"], num["ci_low"], num["ci_high"], color=color, alpha=0.08 if many else 0.15,
                         linewidth=0)
-    ax.set_xlabel("trial t (implementation at min(t, last trial))")
+    ax.set_xlabel("trial t")
     ax.set_ylabel("pass@1 (hidden tests)")
     ax.set_ylim(-0.02, 1.02)
     ax.set_xticks(range(1, top + 1))
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="lower right")
     else:
         ax.text(0.5, 0.5, "no task scored yet", ha="center", va="center", transform=ax.transAxes, color="#888888")
-    ax.set_title("pass@1 by trial (bands: 95% bootstrap CI over tasks)", fontsize=10)
-    return svg(fig, f"pass1-by-trial{salt}")
+    return fig
 
 
 def compute_svg(curve: pd.DataFrame, salt: str = "") -> str:
+    return svg(compute_figure(curve), f"compute{salt}")
+
+
+def compute_figure(curve: pd.DataFrame) -> Figure:
     """Pass rate against mean model calls and mean tokens per task."""
-    fig = Figure(figsize=(9.0, 3.8))
+    with matplotlib.rc_context(_RC):
+        return _compute(curve)
+
+
+def _compute(curve: pd.DataFrame) -> Figure:
+    fig = Figure(figsize=(7.0, 3.0), layout="constrained")
     axes = fig.subplots(1, 2)
     if "run" not in curve.columns:
         curve = curve.assign(run="")
@@ -119,44 +155,56 @@ def compute_svg(curve: pd.DataFrame, salt: str = "") -> str:
         agent = g[kind == "agent"]
         for ax, x in zip(axes, ("calls", "tokens")):
             ax.plot(agent[x], agent["pass"], linestyle=style, marker=marker, color=color,
-                    label=label + (" pass@1 (one sample)" if is_reference(strategy) else " pass@1 at trial t"))
+                    label=label if not is_reference(strategy) else f"{label} (k=1)")
             if is_reference(strategy) and (kind == "oracle").any():
                 # from k=1 on, so the oracle line starts at the baseline's own point
                 ax.plot(g[x], g["pass"], linestyle=":", marker=".", color=_ORACLE_COLOR if not many else color,
-                        label=label + " best of k by hidden tests (oracle, upper bound)")
-    for ax, x in zip(axes, ("model calls per task", "tokens per task")):
-        ax.set_xlabel(f"mean {x}")
-        ax.set_ylabel("pass rate (hidden tests)")
+                        label=f"{label}, best of k (oracle)")
+    for ax, x in zip(axes, ("calls per task", "tokens per task")):
+        ax.set_xlabel(x)
+        ax.set_ylabel("pass rate")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
     if axes[0].get_legend_handles_labels()[0]:
-        axes[0].legend(loc="lower right", fontsize=7)
+        axes[0].legend(loc="lower right")
     else:
         for ax in axes:
             ax.text(0.5, 0.5, "no task scored yet", ha="center", va="center", transform=ax.transAxes, color="#888888")
-    fig.suptitle("Pass rate against compute: one point per trial budget t (or baseline samples k)", fontsize=10)
-    return svg(fig, f"compute{salt}")
+    return fig
 
 
 AXIS_LABELS = {
-    "dollars": "mean US dollars per task (list price)",
-    "tokens": "mean tokens per task (a price is unknown)",
+    "dollars": "US dollars per task",
+    "tokens": "tokens per task",
+    "seconds": "model seconds per task",
 }
 
 
 def cost_svg(panels: list[tuple[str, pd.DataFrame, str]], salt: str = "") -> str:
-    """Accuracy against cost: per panel (title, the numbers' cost_points, axis) each
+    return svg(cost_figure(panels), f"cost{salt}")
+
+
+def cost_figure(panels: list[tuple[str, pd.DataFrame, str]]) -> Figure:
+    """Accuracy against cost: per panel (short label, the numbers' cost_points, axis) each
     strategy a point with its 95% CIs (pass@1 up and down, cost sideways) and the Pareto
     front (nothing cheaper is as accurate) drawn as a step line through its points."""
+    with matplotlib.rc_context(_RC):
+        return _cost(panels)
+
+
+def _cost(panels: list[tuple[str, pd.DataFrame, str]]) -> Figure:
     n = max(1, len(panels))
     cols = min(n, 3)
     rows = (n + cols - 1) // cols
-    fig = Figure(figsize=(4.6 * cols, 3.9 * rows), layout="constrained")
+    fig = Figure(figsize=(3.6 * cols, 3.0 * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     order: list[str] = list(dict.fromkeys(s for _, df, _ in panels if not df.empty for s in df["strategy"]))
     for ax, (title, df, axis) in zip(axes, panels or [("", pd.DataFrame(), "tokens")]):
-        x, lo, hi = ("usd", "usd_ci_low", "usd_ci_high") if axis == "dollars" else \
-            ("tokens", "tokens_ci_low", "tokens_ci_high")
+        x, lo, hi = {"dollars": ("usd", "usd_ci_low", "usd_ci_high"),
+                     "seconds": ("model_s", "model_s_ci_low", "model_s_ci_high")}.get(
+            axis, ("tokens", "tokens_ci_low", "tokens_ci_high"))
+        if x not in df.columns:
+            x, lo, hi, axis = "tokens", "tokens_ci_low", "tokens_ci_high", "tokens"
         if not df.empty:
             for r in df.to_dict("records"):
                 if r[x] is None or pd.isna(r[x]) or r["pass"] is None or pd.isna(r["pass"]):
@@ -173,29 +221,40 @@ def cost_svg(panels: list[tuple[str, pd.DataFrame, str]], salt: str = "") -> str
             if len(front):
                 xs, ys = list(front[x].astype(float)), list(front["pass"].astype(float))
                 ax.step(xs, ys, where="post", color=_FRONT_COLOR, linestyle="--", linewidth=1,
-                        label="Pareto front (nothing cheaper is as accurate)", zorder=0)
-        ax.set_xlabel(AXIS_LABELS.get(axis, axis), fontsize=8)
-        ax.set_ylabel("pass@1 (hidden tests)")
+                        label="Pareto front", zorder=0)
+        ax.set_xlabel(AXIS_LABELS.get(axis, axis))
+        ax.set_ylabel("pass@1")
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlim(left=0)
         ax.grid(alpha=0.3)
-        if title:
-            ax.set_title(title.replace("$", r"\$"), fontsize=9)
-        ax.legend(loc="lower right", fontsize=6)
+        if title:  # a panel's short label (one panel per study cell), not a figure title
+            ax.set_title(title.replace("$", r"\$"))
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="lower right")
     for ax in axes[len(panels or [None]):]:
         ax.set_visible(False)
-    fig.suptitle("Accuracy against cost: each strategy with its 95% CIs; dashed: the Pareto front", fontsize=10)
-    return svg(fig, f"cost{salt}")
+    return fig
 
 
 _EFFECT_STYLE = {"isolates": ("#d62728", "o"), "rival": ("#1f77b4", "s"), "total": ("#555555", "^")}
+_EFFECT_NAMES = {"isolates": "isolates the idea", "rival": "compute-matched", "total": "total (vs. baseline)"}
 
 
 def forest_svg(effects: pd.DataFrame, salt: str = "") -> str:
+    return svg(forest_figure(effects), f"forest{salt}")
+
+
+def forest_figure(effects: pd.DataFrame) -> Figure:
     """A forest plot of paired effects: one row per (cell, effect), the difference in
-    pass@1 in points with its paired 95% CI, McNemar's p at the right, 0 marked."""
+    pass@1 in points with its paired 95% CI, McNemar's p at the right, 0 marked; the
+    legend names only the kinds of effect drawn."""
+    with matplotlib.rc_context(_RC):
+        return _forest(effects)
+
+
+def _forest(effects: pd.DataFrame) -> Figure:
     rows = effects.to_dict("records") if not effects.empty else []
-    fig = Figure(figsize=(9.0, 0.45 * max(3, len(rows)) + 1.2))
+    fig = Figure(figsize=(6.5, 0.32 * max(3, len(rows)) + 1.1))
     ax = fig.add_subplot()
     labels = []
     for i, r in enumerate(reversed(rows)):
@@ -208,17 +267,18 @@ def forest_svg(effects: pd.DataFrame, salt: str = "") -> str:
             ax.errorbar([100 * diff], [y], xerr=xerr, marker=marker, color=color, capsize=3, linestyle="none")
         p = r.get("p_value")
         ax.annotate(f"p = {p:.2g}" if p is not None and pd.notna(p) else "", xy=(1.01, y), xycoords=("axes fraction", "data"),
-                    fontsize=7, va="center")
+                    va="center")
         labels.append(f"{r.get('cell', '')}: {r.get('a')} \u2212 {r.get('b')}".replace("$", r"\$"))
     ax.axvline(0.0, color="#999999", linewidth=1)
     ax.set_yticks(range(len(labels)))
-    ax.set_yticklabels(labels, fontsize=7)
+    ax.set_yticklabels(labels)
     ax.set_ylim(-0.7, max(len(labels), 1) - 0.3)
-    ax.set_xlabel("difference in pass@1, points (paired bootstrap 95% CI); McNemar's exact p at the right")
+    ax.set_xlabel("difference in pass@1 (points)")
     ax.grid(alpha=0.3, axis="x")
-    handles = [matplotlib.lines.Line2D([], [], color=c, marker=m, linestyle="none", label=k)
-               for k, (c, m) in _EFFECT_STYLE.items()]
-    ax.legend(handles=handles, labels=["isolates the idea", "compute-matched", "total, against the baseline"],
-              loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(rows) > 6 else -0.25), ncol=3, fontsize=7)
-    ax.set_title("Effects per model and task set", fontsize=10)
-    return svg(fig, f"forest{salt}")
+    drawn = [k for k in _EFFECT_STYLE if any(str(r.get("effect")) == k for r in rows)]
+    if drawn:
+        handles = [matplotlib.lines.Line2D([], [], color=_EFFECT_STYLE[k][0], marker=_EFFECT_STYLE[k][1],
+                                           linestyle="none", label=_EFFECT_NAMES[k]) for k in drawn]
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.5 / max(3, len(rows)) - 0.12),
+                  ncol=len(drawn))
+    return fig

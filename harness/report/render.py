@@ -24,7 +24,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from harness import __version__
-from harness.report import plots
+from harness.report import latex, plots
 from harness.rundata import folder, frames, numbers, timeline, wording
 
 # `harness view` serves on this port unless told otherwise (harness/view/README.md
@@ -338,7 +338,7 @@ def headline(sources: Sequence[Source]) -> tuple[View, pd.DataFrame]:
     figures = list(dict.fromkeys(k for v in raw.values() for k in v))
     csv = pd.DataFrame([[raw[c].get(f) for c in raw] for f in figures], index=figures, columns=list(raw), dtype=object)
     csv.index.name = "figure"
-    view = View("headline", "Side by side", "pass@k with [95% bootstrap CI] on the tasks every strategy "
+    view = View("headline", "Side by side", "pass@k with [95% CI: Wilson score over tasks] on the tasks every strategy "
                 "completed (tasks compared); spend and times over the whole run; one column per "
                 + ("strategy." if len(sources) == 1 else "run x strategy."),
                 ["figure", *df.columns],
@@ -440,7 +440,7 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
                              "its mean cost per task (per task over its attempts, then over the tasks every strategy "
                              "completed) in dollars at list price (usd: answers the response cache served are "
                              "included, at what they cost) and in tokens, each with its 95% CI over the same "
-                             "bootstrap resamples of tasks. priced = every attempt had a price; where one had none "
+                             "bootstrap resamples of tasks (pass@1: Wilson's score interval over tasks). priced = every attempt had a price; where one had none "
                              "the plot's axis is tokens and usd is unknown, never $0. pareto = on the front "
                              "(nothing cheaper is as accurate) of the plot's axis.",
                              _cost_frame(t["cost_points"]), single, "cost_points.csv"),
@@ -448,7 +448,8 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
                            "unbiased estimator (Chen et al. 2021); pass^k: all k samples pass (the reliability of k "
                            "tries in a row), by its unbiased counterpart C(c, k) / C(n, k), from the same samples. "
                            "Over each task's complete attempts, final trials only; mean over the tasks every strategy "
-                           "completed, each with a 95% bootstrap CI (2000 resamples of tasks, seeded).",
+                           "completed, each with a 95% Wilson score interval over tasks (Wilson 1927: successes = the "
+                           "sum of per-task rates, n = tasks; conservative with several samples per task).",
                            _pass_at_k_frame(t["pass_at_k"]), single, "pass_at_k.csv"),
         "pass1_by_trial": _view("pass1_by_trial", "pass@1 by trial, table", "Share of attempts whose implementation "
                                 "at trial min(t, last trial) passes the hidden tests (per task over attempts, then "
@@ -467,7 +468,7 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
                                "bound only).", t["compute_curve"], single, "compute_curve.csv"),
         "paired": _view("paired", "Paired comparison on the same tasks", "On the tasks every strategy completed "
                         "(tasks; excluded = the run's other tasks). diff = pass@1 of a minus b in points with its "
-                        "paired bootstrap 95% CI (tasks resampled with both results). McNemar's exact two-sided test "
+                        "95% CI by Newcombe's paired score interval (1998, method 10) over tasks. McNemar's exact two-sided test "
                         "over attempt pairs (attempt i of a with attempt i of b on the same task): fixed = a passed, "
                         "b failed; broken = the reverse. calls_ratio / tokens_ratio: a's mean spend per attempt over "
                         "b's.", t["paired"], single, "paired.csv", ci=True),
@@ -495,7 +496,7 @@ def _views(sources: Sequence[Source], single: bool, port: int) -> dict[str, View
                                   if _compile_failures(t["stop_reasons"]) else ""),
                               _shown_stops(t["stop_reasons"]), single, "stop_reasons.csv"),
         "by_language": _view("by_language", "pass@1 by language", "The run mixes languages: pass@1 with its 95% "
-                             "bootstrap CI per language and strategy, on the tasks of that language every strategy "
+                             "Wilson CI over tasks per language and strategy, on the tasks of that language every strategy "
                              "completed (tasks), over their complete attempts (attempts).",
                              _by_language_shown(t["by_language"]), single, "by_language.csv"),
         "per_task": _per_task_view(sources, single, port),
@@ -606,6 +607,7 @@ def _run_info(src: Source, port: int) -> dict[str, Any]:
         "oracle_feedback": src.numbers["oracle_feedback"],
         "status": src.numbers["status"]["text"], "state": src.numbers["status"]["state"],
         "time": src.numbers["time"]["text"],
+        "compute": (src.numbers.get("compute") or {}).get("text") or "",
         "estimate": (src.numbers.get("estimate_check") or {}).get("text") or [],
         "model_calls": wording.model_line(src.numbers.get("model")),
         "task_check": _task_check_text(head),
@@ -706,12 +708,16 @@ def _render(out_dir: Path, sources: Sequence[Source], title: str, view_port: int
     csvs["headline.csv"] = head_df
     for name, df in csvs.items():
         _csv_safe(df).to_csv(out_dir / name, index=False, errors="backslashreplace")
-    trial_svg = plots.pass1_by_trial_svg(tables["by_trial"])
-    compute_svg = plots.compute_svg(tables["compute_curve"])
-    (out_dir / "pass1_by_trial.svg").write_text(trial_svg, encoding="utf-8", errors="backslashreplace")
-    (out_dir / "compute.svg").write_text(compute_svg, encoding="utf-8", errors="backslashreplace")
-    cost_svg = plots.cost_svg(cost_panels(sources))
-    (out_dir / "cost.svg").write_text(cost_svg, encoding="utf-8", errors="backslashreplace")
+    trial_svg = plots.write_figure(plots.pass1_by_trial_figure(tables["by_trial"]), out_dir, "pass1_by_trial",
+                                   "pass1-by-trial")
+    compute_svg = plots.write_figure(plots.compute_figure(tables["compute_curve"]), out_dir, "compute", "compute")
+    cost_svg = plots.write_figure(plots.cost_figure(cost_panels(sources)), out_dir, "cost", "cost")
+    # the same points against model time: the compute a model without a price (or a local one) took
+    plots.write_figure(plots.cost_figure([(title, df, "seconds") for title, df, _ in cost_panels(sources)]), out_dir,
+                       "cost_time", "cost-time")
+    if single:
+        (out_dir / "tables.tex").write_text(latex.run_tex(sources[0].numbers), encoding="utf-8",
+                                            errors="backslashreplace")
     answers = []
     if across is not None:
         answers.append({"run": "across runs", "lines": across["answer"], "caveats": across["caveats"]})

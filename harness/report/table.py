@@ -30,9 +30,12 @@ def format_summary(numbers: dict[str, Any]) -> str:
     strategies: dict[str, dict[str, Any]] = numbers.get("strategies", {})
     ks = numbers.get("k") or [1]
     lines = [f"run {numbers.get('run_id')}: {numbers.get('tasks')} tasks{_languages(numbers)}, "
-             f"{numbers.get('samples')} sample(s), up to {numbers.get('trials')} trial(s)",
+             f"{numbers.get('samples')} sample(s), {wording.trials_phrase(numbers.get('trials'), list(strategies))}",
              f"status: {numbers['status']['text']}",
-             f"time: {numbers['time']['text']}", ""]
+             f"time: {numbers['time']['text']}"]
+    if numbers.get("compute"):
+        lines.append(numbers["compute"]["text"])
+    lines.append("")
     lines += numbers.get("answer") or []
     lines += [("WARNING: " if c["level"] == "red" else "note: ") + c["text"] for c in numbers.get("caveats") or []]
     hats = [k for k in ks if k > 1]  # pass^1 is pass@1

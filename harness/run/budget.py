@@ -243,6 +243,10 @@ def format_estimate(doc: Mapping[str, Any], title: str) -> str:
     price = doc.get("price")
     lines.append(f"price: ${price['input']:g} in / ${price['output']:g} out per million tokens ({doc['price_source']})"
                  if price else "price: unknown for this model (give --price IN/OUT for dollars); no dollars estimated")
+    time = doc.get("time")
+    lines.append(f"time: {wording.duration(time['fewest_s'])} .. {wording.duration(time['most_s'])} of model time "
+                 f"({time['basis']})" if time else
+                 "time: not estimated (no measured speed for this model; a run reports its own: model time, tokens/s)")
     lines.append(f"fewest .. most: {doc['basis']}. No model was called.")
     return "\n".join(lines)
 

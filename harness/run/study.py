@@ -9,6 +9,18 @@ A study file is TOML with a `[study]` table::
     strategies = ["reflexion", "feedback", "resample", "baseline"]
     limit = 20          # any `run` setting, for every cell
     trials = 3
+    labels = {"openai:qwen@http://127.0.0.1:8000/v1" = "Qwen", "builtin:quick" = "quick"}
+    seeds = [1, 2, 3]   # optional: every cell repeated once per seed
+
+`seeds` (optional) makes repeats a first-class axis: each model x task set runs once per
+seed, as a cell of its own (its run's `seed`, so every call's seed differs and the
+response cache, which keys on it, asks the model again); the study report gives, per
+model x task set x strategy, the mean over repeats, the run-to-run standard deviation
+and an interval over tasks that pools the repeats (harness.rundata.study.repeats).
+
+`labels` (optional) gives a model or task set a short label that the study's report,
+tables, figures and view use in place of its spec (without one: the spec less any
+base URL). Labels change no result: they are left out of the study's digest.
 
 Each cell (model x task set) is an ordinary run folder under the study's folder (`out`,
 default results/<name>), made and resumed by the run command itself. study.json at the
@@ -52,25 +64,41 @@ class StudySpec:
     strategy: str  # the run setting: a group or a comma list of names
     settings: Mapping[str, Any]  # every other run setting, for every cell
     out: Path | None = None  # the study's folder, if the file names one
+    labels: Mapping[str, str] | None = None  # model or task set -> its short label
+    seeds: tuple[int, ...] = ()  # repeats: every cell once per seed
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "models": list(self.models), "tasks": list(self.tasks),
-                "strategy": self.strategy, "settings": dict(self.settings),
-                "out": str(self.out) if self.out is not None else None}
+        out = {"name": self.name, "models": list(self.models), "tasks": list(self.tasks),
+               "strategy": self.strategy, "settings": dict(self.settings),
+               "out": str(self.out) if self.out is not None else None}
+        if self.labels:
+            out["labels"] = dict(self.labels)
+        if self.seeds:
+            out["seeds"] = list(self.seeds)
+        return out
 
     @property
     def digest(self) -> str:
-        blob = json.dumps({k: v for k, v in self.as_dict().items() if k != "out"}, sort_keys=True, default=str)
+        blob = json.dumps({k: v for k, v in self.as_dict().items() if k not in ("out", "labels")}, sort_keys=True,
+                          default=str)
         return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "StudySpec":
         return cls(str(data["name"]), tuple(data["models"]), tuple(data["tasks"]), str(data["strategy"]),
-                   dict(data.get("settings") or {}), Path(data["out"]) if data.get("out") else None)
+                   dict(data.get("settings") or {}), Path(data["out"]) if data.get("out") else None,
+                   dict(data["labels"]) if isinstance(data.get("labels"), dict) else None,
+                   tuple(int(s) for s in data.get("seeds") or ()))
 
     def cells(self) -> list[tuple[str, str]]:
-        """(model, task set) of every cell, models first."""
+        """(model, task set) of every cell, models first (once, whatever the seeds)."""
         return [(m, t) for m in self.models for t in self.tasks]
+
+    def cell_rows(self) -> list[dict[str, Any]]:
+        """Every cell as study.json lists it: model, task set and, with `seeds`, its seed."""
+        seeds: tuple[int | None, ...] = self.seeds or (None,)
+        return [{"model": m, "tasks": t, **({"seed": s} if s is not None else {})}
+                for m, t in self.cells() for s in seeds]
 
 
 def _strategy_value(value: Any, where: str) -> str:
@@ -95,6 +123,31 @@ def _names(value: Any, key: str, where: str) -> tuple[str, ...]:
     if len(set(value)) != len(value):
         raise StudyError(f"{where}: {key} names {sorted({v for v in value if value.count(v) > 1})[0]!r} twice")
     return tuple(v.strip() for v in value)
+
+
+def _labels(value: Any, names: tuple[str, ...], where: str) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(v, str) and v.strip() for v in value.values()):
+        raise StudyError(f'{where}: labels must be a table of short names, e.g. labels = {{"{names[0]}" = "short"}}')
+    unknown = sorted(set(value) - set(names))
+    if unknown:
+        raise StudyError(f"{where}: labels names {unknown[0]!r}, which is none of the study's models or task sets")
+    given = [v.strip() for v in value.values()]
+    if len(set(given)) != len(given):
+        raise StudyError(f"{where}: labels gives {sorted({g for g in given if given.count(g) > 1})[0]!r} twice")
+    return {k: v.strip() for k, v in value.items()}
+
+
+def _seeds(value: Any, where: str) -> tuple[int, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, int) and not isinstance(v, bool)
+                                                                 for v in value):
+        raise StudyError(f"{where}: seeds must be a list of at least two integers, e.g. seeds = [1, 2, 3]")
+    if len(set(value)) != len(value):
+        raise StudyError(f"{where}: seeds names {sorted({v for v in value if value.count(v) > 1})[0]} twice")
+    return tuple(value)
 
 
 def load_spec(path: Path) -> StudySpec:
@@ -140,7 +193,11 @@ def load_spec(path: Path) -> StudySpec:
     out = table.pop("out", None)
     if out is not None and (not isinstance(out, str) or not out.strip()):
         raise StudyError(f"{where}: out must be a folder path (a string), got {repr(out)[:60]}")
-    spec = StudySpec(name, models, tasks, strategy, table, Path(out) if out else None)
+    labels = _labels(table.pop("labels", None), models + tasks, where)
+    seeds = _seeds(table.pop("seeds", None), where)
+    if seeds and "seed" in table:
+        raise StudyError(f"{where}: give seed or seeds, not both (seeds repeats every cell once per seed)")
+    spec = StudySpec(name, models, tasks, strategy, table, Path(out) if out else None, labels, seeds)
     for model, task_set in spec.cells():  # fail before any cell runs
         try:
             cell_config(spec, Path("."), model, task_set, source=where)
@@ -150,9 +207,13 @@ def load_spec(path: Path) -> StudySpec:
     return spec
 
 
-def cell_config(spec: StudySpec, study_dir: Path, model: str, tasks: str, *, source: str = "study") -> RunConfig:
-    """One cell's run settings: the study's, its model and task set, its folder under the study's."""
+def cell_config(spec: StudySpec, study_dir: Path, model: str, tasks: str, *, source: str = "study",
+                seed: int | None = None) -> RunConfig:
+    """One cell's run settings: the study's, its model and task set (and seed, for a
+    repeat), its folder under the study's."""
     values = {**spec.settings, "model": model, "tasks": tasks, "strategy": spec.strategy, "out": str(study_dir)}
+    if seed is not None:
+        values["seed"] = seed
     values.setdefault("memory_dir", str(study_dir / "reflections"))
     return RunConfig.from_dict(values, source=source).validate()
 
@@ -162,8 +223,9 @@ def slug(text: str, limit: int = 40) -> str:
     return (s or "x")[:limit].strip("-")
 
 
-def new_cell_id(model: str, tasks: str) -> str:
-    return f"{slug(model)}--{slug(tasks)}-{secrets.token_hex(2)}"
+def new_cell_id(model: str, tasks: str, seed: int | None = None) -> str:
+    repeat = f"-seed{seed}" if seed is not None else ""
+    return f"{slug(model)}--{slug(tasks)}{repeat}-{secrets.token_hex(2)}"
 
 
 # ------------------------------------------------------------------ study.json
@@ -184,7 +246,7 @@ def write_study(study_dir: Path, data: dict[str, Any]) -> None:
 def new_study(spec: StudySpec, study_dir: Path, source: Path, command: list[str]) -> dict[str, Any]:
     return {"schema": STUDY_SCHEMA, "name": spec.name, "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "source": str(source), "spec": spec.as_dict(), "spec_digest": spec.digest, "command": command,
-            "cells": [{"model": m, "tasks": t, "run_id": None, "state": "pending"} for m, t in spec.cells()],
+            "cells": [{**row, "run_id": None, "state": "pending"} for row in spec.cell_rows()],
             "sessions": []}
 
 

@@ -12,6 +12,7 @@ result as a ToolCallRun event, compactions, and the episode's end as a Note name
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable, Sequence
 
 import pandas as pd
@@ -110,6 +111,24 @@ def not_compiled(stops: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def arguments_text(arguments: Any) -> str:
+    """A tool call's arguments as a reader wants them: the JSON the model wrote decoded,
+    each string value shown as it is (code keeps its lines and indentation, not \\n
+    escapes), one `name:` heading per argument, the only argument without one; text
+    that is not a JSON object is shown as written."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    if not isinstance(value, dict) or not value:
+        return text
+    shown = {k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, indent=1) for k, v in value.items()}
+    if len(shown) == 1:
+        return next(iter(shown.values()))
+    return "\n".join(f"{k}:\n{v}" if "\n" in v else f"{k}: {v}" for k, v in shown.items())
+
+
 def conversation(events: Sequence[Any]) -> dict[str, Any] | None:
     """A trial's agent turns as a conversation, or None when it has none: {"system",
     "task" (the first message sent), "turns": [{turn, text, input_tokens, output_tokens,
@@ -137,7 +156,7 @@ def conversation(events: Sequence[Any]) -> dict[str, Any] | None:
         elif isinstance(e, ToolCallRun):
             target = by_turn.get(e.turn) if e.turn is not None else (turns[-1] if turns else None)
             if target is not None:
-                target["calls"].append(d)
+                target["calls"].append({**d, "arguments_shown": arguments_text(e.arguments)})
     for entry in turns:
         entry["nudged"] = not entry["asked"] and entry["error"] is None
     first = agent[0]

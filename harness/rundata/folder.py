@@ -4,7 +4,7 @@
     <run>/trials.jsonl   one TrialRecord a line, appended and flushed as each trial ends
     <run>/errors.jsonl   one ErrorRecord a line: an attempt the harness could not finish
     <run>/summary.json   the run's numbers (harness.rundata.numbers), written once per session
-    <run>/session.lock   locked (flock) by the process writing the run, while it runs
+    <run>/session.lock   locked (flock) by the process writing the run, while it runs; removed as it ends
 
 trials.jsonl is the source of truth; everything else is derived from it and run.json.
 Each line is written with one `write` call and flushed at once, so a run killed at
@@ -49,7 +49,9 @@ class SessionLock:
     An exclusive flock on <run>/session.lock: the kernel drops it when that process
     ends, however it ends (kill -9 included), so "is a session writing this run?" has
     an exact answer on this host instead of a guess from file times. A second session
-    on the same run (two resumes at once) is refused.
+    on the same run (two resumes at once) is refused. A session that ends removes the
+    file while it still holds the lock (a finished run folder keeps no lock file); one
+    that locked a file removed meanwhile locks the new one instead.
     """
 
     def __init__(self, run_dir: Path) -> None:
@@ -57,6 +59,24 @@ class SessionLock:
         self._fh: Any = None
 
     def acquire(self) -> "SessionLock":
+        for _ in range(100):  # a lost race with an ending session: lock the new file
+            fh = self._locked()
+            try:
+                if os.fstat(fh.fileno()).st_ino == os.stat(self.path).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+            fh.close()
+        else:
+            raise FolderError(f"{self.path}: cannot take the session lock (the file keeps being replaced)")
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+        fh.flush()
+        self._fh = fh
+        return self
+
+    def _locked(self) -> Any:
         fh = self.path.open("a+", encoding="utf-8")
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -66,23 +86,23 @@ class SessionLock:
             fh.close()
             raise FolderError(f"{self.path.parent}: another session is writing this run ({holder}); "
                               "wait for it to end, or stop it, before resuming") from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
-        fh.flush()
-        self._fh = fh
-        return self
+        return fh
 
     def release(self) -> None:
         if self._fh is not None:
+            try:
+                self.path.unlink()  # still locked: no other session holds this file
+            except FileNotFoundError:
+                pass
             self._fh.close()  # closing the descriptor drops the flock
             self._fh = None
 
 
 def session_live(run_dir: Path) -> bool | None:
     """True: a process holds the run's session lock now; False: the lock is free (its
-    session ended, or was killed); None: no lock file (a run from before the lock, or
-    from another host's view of a shared folder: the caller falls back to file times)."""
+    session was killed); None: no lock file (a session that ended removes it; a run
+    from before the lock, or another host's view of a shared folder: the caller falls
+    back to file times and summary.json)."""
     path = Path(run_dir) / SESSION_LOCK
     try:
         fh = path.open("r", encoding="utf-8")

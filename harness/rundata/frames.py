@@ -95,9 +95,10 @@ def attempts_frame(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per complete attempt: task_id, strategy, attempt, trials (the final trial
     number), passed, stop_reason, error, calls (the compute the strategy asked for,
     response-cache hits included), tokens (input + output), cost (dollars at list
-    price, cache hits included; NaN when any of its trials had no price)."""
+    price, cache hits included; NaN when any of its trials had no price), model_s (its
+    model calls' own time added up)."""
     done = trials[trials["complete"]]
-    cols = KEYS + ["trials", "passed", "stop_reason", "error", "calls", "tokens", "cost"]
+    cols = KEYS + ["trials", "passed", "stop_reason", "error", "calls", "tokens", "cost", "model_s"]
     if done.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
     # cost: what its calls cost at list price, cache-served answers included (the compute
@@ -106,7 +107,8 @@ def attempts_frame(trials: pd.DataFrame) -> pd.DataFrame:
     unknown = (done["model_calls"] > 0) & done["cost_usd"].isna() & done["cached_cost_usd"].isna()
     spend = done.assign(calls=done["model_calls"], tokens=done["input_tokens"] + done["output_tokens"],
                         cost=paid, unpriced=unknown).groupby(KEYS).agg(
-        calls=("calls", "sum"), tokens=("tokens", "sum"), cost=("cost", "sum"), unpriced=("unpriced", "any"))
+        calls=("calls", "sum"), tokens=("tokens", "sum"), cost=("cost", "sum"), unpriced=("unpriced", "any"),
+        model_s=("model_s", "sum"))
     spend["cost"] = spend["cost"].where(~spend["unpriced"].astype(bool))
     spend = spend.drop(columns="unpriced")
     final = done[done["final"]].set_index(KEYS)

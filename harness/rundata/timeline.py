@@ -15,7 +15,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from harness.rundata.agents import EPISODE, conversation
+from harness.rundata.agents import EPISODE, arguments_text, conversation
 from harness.rundata.events import as_dicts
 from harness.rundata.roles import sees_previous
 from harness.rundata.records import TestRecord, TrialRecord
@@ -158,7 +158,8 @@ _IN_CONVERSATION = ("tool_call", "compaction")
 
 
 def _other_events(rec: TrialRecord, talk: dict[str, Any] | None) -> list[dict[str, Any]]:
-    out = [e for e in as_dicts(rec.events) if e.get("type") not in _SHOWN]
+    out = [e if e.get("type") != "tool_call" else {**e, "arguments_shown": arguments_text(e.get("arguments", ""))}
+           for e in as_dicts(rec.events) if e.get("type") not in _SHOWN]
     if talk is None:
         return out
     return [e for e in out if e.get("type") not in _IN_CONVERSATION

@@ -211,7 +211,7 @@ def caveats(*, oracle: bool, pairs: Sequence[dict[str, Any]], shared: int, exclu
                           f"({per_strategy(incomplete)}): never scored as failures. `{resume_command}` continues them."))
     if samples > 1 and pairs:
         out.append(caveat("samples", "info", f"{samples} samples per task: McNemar's test pairs every attempt and "
-                          "treats the pairs as independent; the bootstrap CI resamples whole tasks."))
+                          "treats the pairs as independent; the paired CI counts each task once (the shares of its attempt pairs)."))
     if no_tests:
         out.append(caveat("no_tests", "warn", f"{count(sum(no_tests.values()), 'compared attempt')} where the test "
                           f"writer kept no usable test ({per_strategy(no_tests)}): nothing checked those "
@@ -298,6 +298,14 @@ def time_line(elapsed_s: Any, summed_s: Any, sessions: int) -> str:
             "(every trial's own time added up: trials that ran side by side each count)")
 
 
+def compute_line(c: dict[str, Any]) -> str:
+    """The compute a run took beside its dollars, each said for what it is."""
+    rate = f"{c['tokens_per_s']:.1f} output tokens/s per call" if _finite(c.get("tokens_per_s")) else DASH
+    return (f"compute: {duration(c.get('elapsed_s'))} wall time, {duration(c.get('model_s'))} of model time "
+            f"(every call's own time added up), {c.get('output_tokens', 0):,} output tokens at {rate}; "
+            f"dollars: {c['dollars_text']}")
+
+
 # ------------------------------------------------------------------ budgets and estimates
 
 def budget_answer(stop: dict[str, Any], complete: int, expected: int) -> str:
@@ -333,3 +341,19 @@ def estimate_lines(check: dict[str, Any]) -> list[str]:
                  f"below its fewest by {fmt(lo - actual)}" if actual < lo else f"above its most by {fmt(actual - hi)}")
         out.append(f"{label}: estimated {fmt(lo)} .. {fmt(hi)}, actual {fmt(actual)}{so_far}: {where}{share}")
     return out
+
+
+def trials_phrase(trials: Any, strategies: Sequence[str]) -> str:
+    """The trial budget as the strategies' traits declare it: "up to 3 trials" for those
+    that iterate, "1 trial" for those that make one (the baseline, a single agent
+    episode), naming which is which when the run has both."""
+    from harness.rundata.roles import iterates
+
+    loop = [s for s in strategies if iterates(s)]
+    once = [s for s in strategies if not iterates(s)]
+    many = f"up to {trials} trial{'s' if trials != 1 else ''}"
+    if not once:
+        return many
+    if not loop:
+        return "1 trial each"
+    return f"{many} ({', '.join(loop)}), 1 trial ({', '.join(once)})"

@@ -47,8 +47,45 @@ class Traits:
     # Calls per trial, for estimates before a run: (first trial, each later trial)
     calls_per_trial: tuple[float, float] = (1.0, 1.0)
 
+    def __post_init__(self) -> None:
+        """Each trait checked against its type: a wrong one is one line naming the
+        strategy and the trait (TraitError), not a traceback later in a run."""
+        for field, check, want in _TRAIT_TYPES:
+            value = getattr(self, field)
+            if not check(value):
+                raise TraitError(f"strategy {self.name!r}: trait {field} must be {want}, got {value!r}")
+
     def describe(self) -> dict[str, Any]:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+class TraitError(TypeError):
+    """A trait of the wrong type; the message names the strategy and the trait."""
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0
+
+
+def _opt_str(x: Any) -> bool:
+    return x is None or (isinstance(x, str) and bool(x))
+
+
+_FLAG = (lambda x: isinstance(x, bool), "True or False")
+_TRAIT_TYPES: tuple[tuple[str, Any, str], ...] = (
+    ("name", lambda x: isinstance(x, str) and bool(x), "a non-empty str"),
+    ("description", lambda x: isinstance(x, str), "a str"),
+    *((f, *_FLAG) for f in ("writes_tests", "iterates", "writes_lessons", "recalls", "uses_tools", "sees_previous",
+                            "reference")),
+    ("rival", _opt_str, "a strategy name (str) or None"),
+    ("isolates", _opt_str, "a strategy name (str) or None"),
+    ("groups", lambda x: isinstance(x, tuple) and all(isinstance(g, str) for g in x), "a tuple of group names (str)"),
+    ("order", lambda x: isinstance(x, int) and not isinstance(x, bool), "an int"),
+    ("plot_style", lambda x: x is None or (isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], str)),
+     "None or a (matplotlib linestyle, marker) tuple, e.g. (\"-\", \"o\")"),
+    ("calls_per_trial", lambda x: isinstance(x, tuple) and len(x) == 2 and all(_number(v) for v in x),
+     "a tuple of two numbers, (calls in the first trial, calls in each later trial), e.g. (2.0, 3.0)"),
+)
 
 
 class Strategy(ABC):

@@ -126,6 +126,9 @@ class RunEntry:
         marks = [m for m in (trials_m, folder.mtime(self.path / folder.HEADER)) if m is not None]
         if not marks or now - max(marks) >= RUNNING_WINDOW_S:
             return False
+        ended = folder.mtime(self.path / folder.SUMMARY)  # a session writes summary.json as it ends
+        if ended is not None and ended >= max(marks):
+            return False
         return not (run_stopped(self.error_log()) and crashed_after(self.path, trials_m))
 
     def numbers(self) -> dict[str, Any]:

@@ -85,6 +85,12 @@ def _lines(path: Path) -> list[dict]:
     ('[study]\nname = "x"\nmodels = ["local"]\ntasks = ["builtin"]\nstrategies = ["baseline"]\nwhatever = 1\n',
      "unknown setting 'whatever'"),
     ('[study]\nname = "x"\nmodels = ["local"]\ntasks = ["builtin"]\nstrategies = ["nope"]\n', "unknown strategy 'nope'"),
+    ('[study]\nname = "x"\nmodels = ["local"]\ntasks = ["builtin"]\nstrategies = ["baseline"]\nseeds = [1]\n',
+     "seeds must be a list of at least two integers"),
+    ('[study]\nname = "x"\nmodels = ["local"]\ntasks = ["builtin"]\nstrategies = ["baseline"]\nseeds = [1, 2]\n'
+     'seed = 3\n', "give seed or seeds, not both"),
+    ('[study]\nname = "x"\nmodels = ["local"]\ntasks = ["builtin"]\nstrategies = ["baseline"]\n'
+     'labels = {"nope" = "N"}\n', "labels names 'nope'"),
 ])
 def test_a_bad_study_file_says_what_and_where(tmp_path: Path, text: str, words: str):
     path = tmp_path / "s.toml"
@@ -125,7 +131,9 @@ def test_a_list_in_a_run_file_points_to_study(tmp_path: Path):
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_two_by_two_study_runs_and_reports(tmp_path: Path, sandbox: str):
-    study = write_study(tmp_path, sandbox=sandbox)
+    labels = (f'labels = {{"scripted:{tmp_path / "strong.jsonl"}" = "Strong", "scripted:{tmp_path / "weak.jsonl"}" = '
+              f'"Weak", "jsonl:{tmp_path / "set-a.jsonl"}" = "A"}}\n')
+    study = write_study(tmp_path, sandbox=sandbox, extra=labels)
     out = tmp_path / "st"
     done = harness(tmp_path, "study", str(study), "--out", str(out))
     assert done.returncode == 0, done.stderr
@@ -157,8 +165,16 @@ def test_a_two_by_two_study_runs_and_reports(tmp_path: Path, sandbox: str):
     total = next(e for e in doc["effects"] if e["cell"] == weak_a["label"] and e["effect"] == "total")
     assert total["diff"] == pytest.approx(2 / 3) and (total["fixed"], total["broken"]) == (2, 0)
     assert 0 <= total["p_value"] <= 1 and total["ci_low"] <= total["diff"] <= total["ci_high"]
-    for name in ("report.html", "report.md", "forest.svg", "cost.svg", "study_pass_at_1.csv", "study_effects.csv"):
+    for name in ("report.html", "report.md", "forest.svg", "cost.svg", "study_pass_at_1.csv", "study_effects.csv",
+                 "forest.pdf", "forest.png", "cost.pdf", "cost.png", "tables.tex"):
         assert (out / name).is_file(), name
+    # the study file's short labels name models and task sets everywhere (a task set without one: its spec)
+    assert [c["label"] for c in doc["cells"]][:2] == ["Strong \u00d7 A", f"Strong \u00d7 jsonl:{tmp_path / 'set-b.jsonl'}"]
+    from tests.report.test_latex import check_study_tables
+
+    check_study_tables((out / "tables.tex").read_text(), doc)
+    assert "Weak" in (out / "tables.tex").read_text() and "scripted:" not in (out / "tables.tex").read_text()
+    assert "Strong \u00d7 A" in (out / "report.md").read_text()
     md = (out / "report.md").read_text()
     assert md.startswith("# Study two-by-two")
     assert "## Effects per model and task set" in md and "The lesson's own effect (feedback is reflexion without it)" in md
@@ -279,3 +295,37 @@ def test_study_estimate_calls_no_model(tmp_path: Path):
     assert done.stdout.count("\ntotal ") == 4
     assert "study two-by-two, 4 cells: " in done.stdout and "No model was called." in done.stdout
     assert not (tmp_path / "st").exists()
+
+
+def test_seeds_repeat_every_cell_and_the_report_gives_the_spread_across_repeats(tmp_path: Path):
+    weak = write_script(tmp_path / "weak.jsonl", 1)
+    a = write_tasks(tmp_path / "set-a.jsonl", "a")
+    study = tmp_path / "study.toml"
+    study.write_text('[study]\nname = "repeats"\n'
+                     f'models = ["scripted:{weak}"]\ntasks = ["jsonl:{a}"]\nstrategies = ["baseline"]\n'
+                     f'sandbox = "process"\nworkers = 2\ncache_dir = "{tmp_path / "cache"}"\nseeds = [11, 12]\n')
+    out = tmp_path / "st"
+    done = harness(tmp_path, "study", str(study), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    cells = _cells(out)
+    assert [c["seed"] for c in cells] == [11, 12] and len({c["run_id"] for c in cells}) == 2
+    for c in cells:  # each repeat a run of its own seed; the cache keys on it, so nothing is replayed
+        header = json.loads((out / c["run_id"] / "run.json").read_text())
+        summary = json.loads((out / c["run_id"] / "summary.json").read_text())
+        assert header["config"]["seed"] == c["seed"]
+        assert summary["strategies"]["baseline"]["cached_calls"] == 0
+    doc = json.loads((out / "study_summary.json").read_text())
+    (row,) = doc["repeats"]
+    assert (row["strategy"], row["repeats"], row["seeds"], row["tasks_compared"]) == ("baseline", 2, [11, 12], 3)
+    # the scripted model answers alike whatever the seed: no spread, yet an interval over 3 tasks is wide
+    assert row["per_repeat"] == [pytest.approx(1 / 3)] * 2 and row["sd"] == 0.0
+    assert row["ci95"][0] < 0.1 and row["ci95"][1] > 0.75 and "Miller" in doc["repeats_method"]
+    assert (out / "study_repeats.csv").is_file() and "Across repeats (seeds)" in (out / "report.md").read_text()
+    assert "tab:study-repeats" in (out / "tables.tex").read_text()
+    # a second study over the same cache with the same seed replays it: the key is the seed
+    again = tmp_path / "again.toml"
+    again.write_text(study.read_text().replace('name = "repeats"', 'name = "again"').replace("[11, 12]", "[11, 13]"))
+    assert harness(tmp_path, "study", str(again), "--out", str(tmp_path / "st2")).returncode == 0
+    cached = {c["seed"]: json.loads((tmp_path / "st2" / c["run_id"] / "summary.json").read_text())
+              ["strategies"]["baseline"]["cached_calls"] for c in _cells(tmp_path / "st2")}
+    assert cached[11] == 3 and cached[13] == 0

@@ -316,3 +316,53 @@ def test_a_model_closed_right_after_opening_closes(gguf: Path):
 
     threading.Thread(target=open_and_close, daemon=True).start()
     assert done.wait(120), "open then close did not return"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_model_serve_answers_the_openai_sdk_on_loopback_and_checks_its_key(gguf: Path):
+    import signal
+    import subprocess
+
+    from openai import AuthenticationError, OpenAI
+
+    from tests.helpers import REPO, start_harness
+
+    port, key = _free_port(), "serve-test-key"
+    proc = start_harness("model", "serve", TEST_MODEL, "--port", str(port), "--api-key", key, "--n-ctx", "1024",
+                         cwd=REPO)
+    try:
+        line = proc.stdout.readline()  # printed once the server listens
+        assert line.startswith("serving "), (line, proc.stderr.read() if proc.poll() is not None else "")
+        url = f"http://127.0.0.1:{port}/v1"
+        assert url in line and f"as model '{TEST_MODEL}'" in line
+        client = OpenAI(base_url=url, api_key=key, max_retries=0, timeout=120)
+        assert TEST_MODEL in [m.id for m in client.models.list()]
+        answer = client.chat.completions.create(model=TEST_MODEL, messages=[{"role": "user", "content": "Say hi"}],
+                                                max_tokens=8, temperature=0)
+        assert answer.choices[0].message.content and 0 < answer.usage.completion_tokens <= 8
+        with pytest.raises(AuthenticationError):
+            OpenAI(base_url=url, api_key="wrong", max_retries=0, timeout=60).chat.completions.create(
+                model=TEST_MODEL, messages=[{"role": "user", "content": "x"}], max_tokens=2)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            code = proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    assert code == 0, proc.stderr.read()[-2000:]
+
+
+def test_model_serve_names_a_missing_model_in_one_line(tmp_path: Path):
+    from tests.helpers import run_harness
+
+    proc = run_harness("model", "serve", "qwen2.5-coder-1.5b", "--models-dir", str(tmp_path), timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "model fetch qwen2.5-coder-1.5b" in proc.stderr

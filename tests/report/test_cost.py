@@ -159,3 +159,40 @@ def test_a_bad_price_is_one_line_exit_2(tmp_path: Path):
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("error: --price 'cheap': write IN/OUT in dollars per million tokens")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_every_run_reports_its_compute_and_a_local_models_dollars_are_zero_and_said_so():
+    import msgspec
+
+    from harness.rundata.numbers import of_records
+    from synthrun import header, rec
+
+    def head(model: str) -> dict:
+        h = header(strategies=["baseline"], samples=1, k=[1], model=model)
+        return {**h, "tasks": {**h["tasks"], "count": 2, "task_ids": ["T1", "T2"]}}
+
+    records = [msgspec.structs.replace(rec(t, "baseline", 1, 1, final=True, hidden=True, stop="single_sample"),
+                                       cost_usd=0.0, model_s=2.0, output_tokens=40) for t in ("T1", "T2")]
+    local = of_records(head("local"), records)["compute"]
+    assert (local["dollars"], local["local"], local["model_s"], local["tokens_per_s"]) == (0.0, True, 4.0, 20.0)
+    assert local["dollars_text"].startswith("$0: the local model runs on this machine")
+    unpriced = [msgspec.structs.replace(r, cost_usd=None) for r in records]
+    api = of_records(head("openai:x@http://h/v1"), unpriced)
+    assert api["compute"]["dollars"] is None and api["compute"]["dollars_text"].startswith("unknown: no price")
+    points = {p["strategy"]: p for p in api["cost_points"]}
+    assert points["baseline"]["model_s"] == 2.0  # the time axis for a model without a price
+
+
+def test_estimate_gives_the_local_model_a_time_range_from_its_catalogue_speed():
+    from harness.run.budget import format_estimate
+    from harness.models.speed import time_estimate
+
+    bound = {"calls": 10, "input_tokens": 8600, "output_tokens": 3200, "tokens": 11800, "usd": 0.0}
+    doc = {"total": {"fewest": bound, "most": {**bound, "output_tokens": 6400}}}
+    t = time_estimate("local", doc)  # qwen2.5-coder-0.5b: 17.5..32 generated tokens/s, 86 prompt tokens/s
+    assert t["fewest_s"] == round(3200 / 32 + 8600 / 86, 1) and t["most_s"] == round(6400 / 17.5 + 8600 / 86, 1)
+    assert time_estimate("openai:x@http://h/v1", doc) is None and time_estimate("local:/m/x.gguf", doc) is None
+    text = format_estimate({"strategies": {}, "total": doc["total"], "price": {"input": 0.0, "output": 0.0},
+                            "price_source": "the local model runs on this machine: $0", "basis": "b",
+                            "time": t}, "estimate")
+    assert "time: 3.3 min .. 7.8 min of model time" in text

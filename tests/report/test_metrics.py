@@ -195,7 +195,7 @@ def test_paired_comparison_pairs_attempt_i_with_attempt_i():
     assert (p.fixed, p.broken, p.both, p.neither, p.diff) == (1, 1, 0, 0, 0.0)
 
 
-def test_paired_bootstrap_ci_resamples_tasks_with_both_results():
+def test_paired_ci_is_newcombes_score_interval_over_tasks():
     # 40 tasks; a passes wherever b does, plus 8 more: diff = 0.2
     b_pass = [True] * 20 + [False] * 20
     a_pass = [True] * 28 + [False] * 12
@@ -205,12 +205,13 @@ def test_paired_bootstrap_ci_resamples_tasks_with_both_results():
     _, attempts = frames(records)
     p = metrics.paired_comparison(attempts, "reflexion", "baseline")
     assert p.diff == pytest.approx(0.2) and (p.fixed, p.broken) == (8, 0)
-    lo, hi = metrics.bootstrap_ci(np.array(a_pass, float) - np.array(b_pass, float))
+    lo, hi = metrics.newcombe_paired_ci(20, 8, 0, 12)  # both, only a, only b, neither
     assert (p.ci_low, p.ci_high) == (pytest.approx(lo), pytest.approx(hi))
     assert 0.0 < p.ci_low < 0.2 < p.ci_high
     # pairing removes what the tasks share: narrower than two independent CIs would give
-    a_lo, a_hi = metrics.bootstrap_ci(np.array(a_pass, float))
-    assert (p.ci_high - p.ci_low) < (a_hi - a_lo)
+    a_lo, a_hi = metrics.wilson_ci(28, 40)
+    b_lo, b_hi = metrics.wilson_ci(20, 40)
+    assert (p.ci_high - p.ci_low) < math.hypot(a_hi - a_lo, b_hi - b_lo)
     assert metrics.mcnemar_exact(8, 0) == p.p_value == pytest.approx(2 / 256)
 
 

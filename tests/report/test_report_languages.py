@@ -67,12 +67,13 @@ def test_a_mixed_run_has_pass1_per_language_and_strategy(tmp_path):
         assert (row["pass@1"], row["tasks"], row["attempts"]) == (pytest.approx(rate), tasks, attempts), key
         lo, hi = row["pass@1_ci95"]
         assert lo <= rate <= hi, key
-    # one task, or every task alike: the bootstrap has nothing to vary
-    assert rows[("python", "reflexion")]["pass@1_ci95"] == [1.0, 1.0]
-    assert rows[("python", "baseline")]["pass@1_ci95"] == [0.5, 0.5]
-    assert rows[("rust", "baseline")]["pass@1_ci95"] == [0.0, 0.0]
-    lo, hi = rows[("rust", "reflexion")]["pass@1_ci95"]  # tasks at 0.5 and 0.0: the CI within [0, 0.5]
-    assert 0.0 <= lo <= 0.25 <= hi <= 0.5
+    # one task, or every task alike: Wilson's interval over tasks keeps its width
+    assert rows[("python", "reflexion")]["pass@1_ci95"] == [pytest.approx(0.2065, abs=1e-4), 1.0]
+    assert rows[("python", "baseline")]["pass@1_ci95"] == [pytest.approx(0.0546, abs=1e-4),
+                                                           pytest.approx(0.9454, abs=1e-4)]
+    assert rows[("rust", "baseline")]["pass@1_ci95"] == [0.0, pytest.approx(0.6576, abs=1e-4)]
+    lo, hi = rows[("rust", "reflexion")]["pass@1_ci95"]  # tasks at 0.5 and 0.0: 2 tasks say little
+    assert 0.0 < lo <= 0.25 <= hi and hi > 0.5
     assert {t["task_id"]: t["language"] for t in summary["per_task"]} == {
         "py/1": "python", "rs/1": "rust", "rs/2": "rust", "go/1": "go"}
 
@@ -93,10 +94,10 @@ def test_the_printed_table_has_a_line_per_language(tmp_path):
     assert text.splitlines()[0].startswith("run synthetic-run: 4 tasks (go 1, python 1, rust 2), 2 sample(s)")
     assert "pass@1 by language" in text
     line = next(l for l in text.splitlines() if l.startswith("python"))
-    # one python task: the bootstrap over tasks has nothing to vary
-    assert line.split() == ["python", "1", "100.0%", "[100.0%,", "100.0%]", "50.0%", "[50.0%,", "50.0%]"]
+    # one python task: an interval over one task is wide
+    assert line.split() == ["python", "1", "100.0%", "[20.7%,", "100.0%]", "50.0%", "[5.5%,", "94.5%]"]
     rust = next(l for l in text.splitlines() if l.startswith("rust"))
-    assert rust.split()[:3] == ["rust", "2", "25.0%"] and rust.split()[-3:] == ["0.0%", "[0.0%,", "0.0%]"]
+    assert rust.split()[:3] == ["rust", "2", "25.0%"] and rust.split()[-3:] == ["0.0%", "[0.0%,", "65.8%]"]
 
 
 def test_the_report_shows_languages_per_task_and_per_language_lines(tmp_path, capsys):

@@ -45,7 +45,7 @@ def test_reproduce_prints_pass1_with_ci_and_the_last_line(tmp_path: Path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.strip().splitlines()
     assert lines[-1] == "humaneval baseline pass@1: 66.7 (published unknown)"
-    assert "pass@1 66.7% [95% CI 0.0, 100.0] (bootstrap over tasks)" in lines
+    assert "pass@1 66.7% [95% CI 20.8, 93.9] (Wilson score interval over tasks)" in lines
     assert "tasks: 3 scored of 3 run (164 in HumanEval); 0 incomplete attempt(s), not scored" in lines
     assert "note: 3 of 164 tasks scored: not comparable with the published figure" in lines
     runs = list((tmp_path / "results").iterdir())

@@ -82,6 +82,10 @@ def test_format_summary_table():
     lines = format_summary(summary).splitlines()
     assert lines[1].startswith("status: interrupted: 29 of 30 attempts complete")
     assert lines[2].startswith("time: elapsed ")
+    # compute beside dollars: wall time, model time, tokens/s; a scripted model has no price
+    assert lines[3].startswith("compute: ") and "of model time" in lines[3] and "1,520 output tokens" in lines[3]
+    assert lines[3].endswith("dollars: $0.0760 at list price")
+    lines = lines[:3] + lines[4:]
     # the run holds feedback: the answer leads with the lesson's own effect, and says so
     assert lines[4].startswith("The lesson's own effect (feedback is reflexion without it): reflexion \u2212 feedback: ")
     assert lines[5].startswith("Total, against baseline (plain sampling): reflexion \u2212 baseline: +12.5 points [95% CI ")
@@ -92,7 +96,7 @@ def test_format_summary_table():
     table = _text_table(lines, "strategy")
     assert list(table) == ["reflexion", "feedback", "baseline"]
     r = table["reflexion"]
-    assert (r["pass@1 [95% CI]"], r["pass@2 [95% CI]"]) == ("50.0% [0.0%, 100.0%]", "50.0% [0.0%, 100.0%]")
+    assert (r["pass@1 [95% CI]"], r["pass@2 [95% CI]"]) == ("50.0% [15.0%, 85.0%]", "50.0% [15.0%, 85.0%]")
     assert (r["calls"], r["summed time"], r["unusable answers"], r["model errors"], r["incomplete"]) == \
         ("32", "8 s", "1", "0", "1")
     assert (r["cost $"], r["cached $"]) == ("0.0320", "\u2013")
@@ -123,10 +127,12 @@ def test_no_records_gives_nulls_and_zeros_in_strict_json():
     assert format_summary(s).splitlines()[0].startswith("run synthetic-run: 5 tasks")
 
 
-def test_all_passing_gives_one_with_a_degenerate_interval():
+def test_all_passing_gives_one_with_an_interval_over_tasks_that_keeps_its_width():
     records = [rec(t, "baseline", a, 1, final=True, hidden=True, stop="single_sample") for t in TASKS for a in (1, 2)]
     b = build_summary(header(strategies=["baseline"]), records)["strategies"]["baseline"]
-    assert (b["pass@1"], b["pass@2"], b["pass@1_ci95"], b["pass@1_by_trial"]) == (1.0, 1.0, [1.0, 1.0], [1.0])
+    assert (b["pass@1"], b["pass@2"], b["pass@1_by_trial"]) == (1.0, 1.0, [1.0])
+    # 5 tasks, 10 attempts, all passing: Wilson's interval for 5 of 5 tasks, not a point
+    assert b["pass@1_ci95"] == [pytest.approx(0.5655, abs=1e-4), 1.0]
     assert (b["attempts"], b["tasks_scored"], b["incomplete_attempts"]) == (10, 5, 0)
 
 

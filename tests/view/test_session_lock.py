@@ -69,3 +69,31 @@ def test_a_second_session_on_the_same_run_is_refused(tmp_path: Path) -> None:
         proc.wait(timeout=10)
     lock = folder.SessionLock(run_dir).acquire()  # free again once the holder is gone
     lock.release()
+
+
+def test_a_session_that_ends_leaves_no_lock_file_and_reads_ended(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path / "run-a", header(), two_strategy_records(), summary=False)
+    lock = folder.SessionLock(run_dir).acquire()
+    assert (run_dir / folder.SESSION_LOCK).is_file() and folder.session_live(run_dir) is True
+    numbers.end_session(run_dir, exit_code=0)  # what the run does before it lets go
+    lock.release()
+    assert not (run_dir / folder.SESSION_LOCK).exists() and folder.session_live(run_dir) is None
+    # freshly written files and no lock: summary.json, written as the session ended, says it ended
+    assert _states(run_dir) == ("complete", "complete")
+    again = folder.SessionLock(run_dir).acquire()  # a later resume takes a new lock
+    assert folder.session_live(run_dir) is True
+    again.release()
+
+
+def test_a_lock_taken_on_a_file_an_ending_session_removed_is_taken_again(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path / "run-a", header(), two_strategy_records(), summary=False)
+    first = folder.SessionLock(run_dir).acquire()
+    stale = (run_dir / folder.SESSION_LOCK).open("a+")  # opened before the first session ends
+    first.release()
+    second = folder.SessionLock(run_dir).acquire()
+    try:  # the new lock is on the file at the path, not on the removed one `stale` still names
+        with pytest.raises(folder.FolderError, match="another session"):
+            folder.SessionLock(run_dir).acquire()
+    finally:
+        second.release()
+        stale.close()
