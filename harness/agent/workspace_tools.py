@@ -10,8 +10,11 @@ mini-swe-agent's).
 The editor refuses an edit of a Python file that does not parse, with the parser's
 message. The parse happens in the harness's process (parsing runs nothing of the file:
 only the AST is built, no bytecode, no constant folding) and is guarded: a file over
-`max_parse_bytes` or nested deeper than `max_parse_depth` brackets or indents is
-refused before the parser sees it, and any parser failure is the refusal's message.
+`max_parse_bytes` is refused before the parser sees it; depth is bounded by the
+parser's own limits (200 nested brackets, 100 indent levels, its stack, the recursion
+limit while the AST is built), each a clean SyntaxError, MemoryError or RecursionError
+that becomes the refusal's message (tests/loop/test_workspace_tools.py feeds it the
+deep cases).
 
 What `submit` leaves out as the agent's own tests (`own_tests`): files the agent
 *added* (not in the snapshot) whose name is test_*.py or *_test.py, or that lie under a
@@ -44,7 +47,6 @@ class WorkspaceToolSettings:
     max_command_chars: int = 20_000
     max_file_bytes: int = 1024 * 1024  # the editor opens files up to this size
     max_parse_bytes: int = 1024 * 1024  # a Python file the editor checks (larger: refused)
-    max_parse_depth: int = 100  # brackets or indent levels of a Python file the editor checks
 
 
 @dataclass
@@ -128,9 +130,6 @@ def python_problem(path: str, text: str, settings: WorkspaceToolSettings) -> str
     """Why `text` is not a Python file the editor accepts (the parser's message), or None."""
     if len(text.encode(errors="replace")) > settings.max_parse_bytes:
         return f"the file would be over {settings.max_parse_bytes:,} bytes, too big to check; write it with bash"
-    depth = _nesting(text)
-    if depth > settings.max_parse_depth:
-        return f"the file nests {depth} levels deep, more than the {settings.max_parse_depth} the editor checks"
     try:
         compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
@@ -140,20 +139,6 @@ def python_problem(path: str, text: str, settings: WorkspaceToolSettings) -> str
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
         return _one_line(exc)
     return None
-
-
-def _nesting(text: str) -> int:
-    """The deepest nesting of brackets, and of indentation (in levels of 1 to 8 columns),
-    counted without parsing; a rough bound that strings and comments may raise."""
-    deepest = depth = 0
-    for char in text:
-        if char in "([{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in ")]}":
-            depth = max(0, depth - 1)
-    indent = max((len(line) - len(line.lstrip(" \t")) for line in text.split("\n") if line.strip()), default=0)
-    return max(deepest, indent // 8 if indent > 800 else 0)
 
 
 def _numbered(text: str, first: int, last: int | None) -> str:

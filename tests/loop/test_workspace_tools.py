@@ -105,6 +105,10 @@ def test_a_python_edit_that_does_not_parse_is_refused_with_the_parsers_message(e
     "x = 1\n" * 300_000,  # over the size cap
     "\0\n",
     "if 1:\n" + "".join(" " * i + "if 1:\n" for i in range(1, 2000)),
+    "x = " + "-" * 500_000 + "1\n",  # the parser's stack
+    "x = " + "not " * 200_000 + "1\n",
+    "x = a" + ".b" * 400_000 + "\n",  # the recursion limit while the AST is built
+    "x = " + "1+" * 400_000 + "1\n",
 ])
 def test_a_hostile_python_file_is_refused_quickly_and_never_crashes_the_harness(text):
     problem = python_problem("x.py", text, WorkspaceToolSettings())
