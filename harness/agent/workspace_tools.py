@@ -179,11 +179,16 @@ class Editor(WorkspaceTool):
     def _fail(self, env: WorkspaceToolEnv, detail: str) -> ToolOutcome:
         return ToolOutcome("error", env.error("editor", detail=detail))
 
-    def _read(self, env: WorkspaceToolEnv, path: str) -> str:
+    def _read(self, env: WorkspaceToolEnv, path: str, *, editing: bool = True) -> str:
         data = env.ws.read_file(path, max_bytes=env.tool_settings.max_file_bytes)
         if b"\0" in data:
             raise WorkspaceError(f"{path} is a binary file; the editor opens text files only")
-        return data.decode(errors="replace")
+        try:
+            return data.decode()
+        except UnicodeDecodeError:
+            if editing:  # a rewrite would replace the bytes that do not decode
+                raise WorkspaceError(f"{path} is not UTF-8 text; edit it with bash") from None
+            return data.decode(errors="replace")
 
     def _exists(self, env: WorkspaceToolEnv, path: str) -> bytes | None:
         try:
@@ -199,7 +204,7 @@ class Editor(WorkspaceTool):
         window = args.get("view_range") or [1, -1]
         if len(window) != 2:
             return self._fail(env, "view_range is two line numbers: [first, last] (last -1: to the end)")
-        shown = _numbered(self._read(env, path), int(window[0]), int(window[1]))
+        shown = _numbered(self._read(env, path, editing=False), int(window[0]), int(window[1]))
         return ToolOutcome("ok", env.render("workspace_result_editor", command="view", path=path, directory=False,
                                              shown=cut_text(shown, s.output_chars)))
 

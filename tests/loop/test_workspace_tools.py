@@ -149,3 +149,10 @@ def test_own_tests_rule():
     assert own_test("test_x.py") and own_test("pkg/x_test.py") and own_test("tests/helper.py")
     assert own_test("a/test/data.json")
     assert not own_test("pkg/testing.py") and not own_test("pkg/contest.py") and not own_test("attest.py")
+
+
+def test_a_file_that_is_not_utf8_is_viewed_but_never_rewritten(env):
+    env.workspace.files["latin.txt"] = b"caf\xe9\n"
+    assert edit(env, command="view", path="latin.txt").status == "ok"
+    out = edit(env, command="str_replace", path="latin.txt", old_str="caf", new_str="bar")
+    assert out.status == "error" and "not UTF-8" in out.result and env.workspace.files["latin.txt"] == b"caf\xe9\n"

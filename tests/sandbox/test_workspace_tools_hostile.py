@@ -127,3 +127,14 @@ def test_a_binary_or_huge_file_in_the_diff_is_flagged(call):
     assert any("blob.bin" in p and "binary" in p for p in out.problems)
     assert any("big.txt" in p for p in out.problems)
     assert len(out.patch.diff) <= LIMITS.max_diff_bytes
+
+
+def test_the_editor_on_docker_views_folders_creates_folders_and_undoes_a_create(call, workspace):
+    assert "pkg/calc.py" in call("editor", command="view", path="pkg").result
+    assert call("editor", command="view", path="nowhere").status == "error"
+    assert call("editor", command="create", path="new/deep/mod.py", file_text="X = 1\n").status == "ok"
+    assert workspace.read_file("new/deep/mod.py") == b"X = 1\n"
+    assert call("editor", command="undo_edit", path="new/deep/mod.py").status == "ok"
+    assert "new/deep/mod.py" not in workspace.list_files()
+    assert call("editor", command="str_replace", path="pkg/calc.py", old_str="a - b", new_str="a -").status == "refused"
+    assert workspace.read_file("pkg/calc.py") == PACKAGE[1][1]
