@@ -156,3 +156,34 @@ def test_a_file_that_is_not_utf8_is_viewed_but_never_rewritten(env):
     assert edit(env, command="view", path="latin.txt").status == "ok"
     out = edit(env, command="str_replace", path="latin.txt", old_str="caf", new_str="bar")
     assert out.status == "error" and "not UTF-8" in out.result and env.workspace.files["latin.txt"] == b"caf\xe9\n"
+
+
+class RecordingScope:
+    """What run_calls needs of a trial's scope: its sandbox time and its events."""
+
+    def __init__(self) -> None:
+        self.sandbox_s = 0.0
+        self.events: list = []
+
+    def event(self, event) -> None:
+        self.events.append(event)
+
+
+def test_bash_and_editor_calls_run_through_the_agents_turn_runner():
+    from harness.agent.tools import ToolPolicy, run_calls
+
+    scope = RecordingScope()
+    ws = MemoryWorkspace({"README": b"one\n"})
+    env = WorkspaceToolEnv(scope=scope, settings=None, workspace=ws, prompts=Prompts())
+    tools = [t for t in workspace_tools_of("edit") if t.name != "submit"]
+    specs = [t.spec(env, {}) for t in tools]
+    calls = [ToolCall("a", "bash", json.dumps({"command": "echo hi"})),
+             ToolCall("b", "editor", json.dumps({"command": "view", "path": "README", "view_range": "1"})),
+             ToolCall("c", "editor", json.dumps({"command": "insert", "path": "README", "insert_line": 1,
+                                                 "new_str": "two"})),
+             ToolCall("d", "grep", "{}")]
+    out = run_calls(env, calls, tools, specs, ToolPolicy(), turn=1, parallel=1)
+    assert [e.status for e in scope.events] == ["ok", "error", "ok", "error"]
+    assert [m.tool_call_id for m in out.messages] == ["a", "b", "c", "d"]
+    assert "must be of type array" in scope.events[1].result and ws.files["README"] == b"one\ntwo\n"
+    assert ws.commands == ["echo hi"] and scope.sandbox_s > 0 and out.submitted is None
