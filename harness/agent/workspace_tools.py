@@ -47,6 +47,7 @@ class WorkspaceToolSettings:
     max_command_chars: int = 20_000
     max_file_bytes: int = 1024 * 1024  # the editor opens files up to this size
     max_parse_bytes: int = 1024 * 1024  # a Python file the editor checks (larger: refused)
+    max_undo: int = 10  # edits of a file that undo_edit can take back
 
 
 @dataclass
@@ -118,6 +119,8 @@ class Bash(WorkspaceTool):
         command = args["command"]
         if len(command) > s.max_command_chars:
             return ToolOutcome("refused", env.error("code_too_long", size=len(command), limit=s.max_command_chars))
+        if "\0" in command:
+            return ToolOutcome("error", env.error("arguments", detail="the command holds a NUL character"))
         result = env.ws.run(command, timeout_s=s.command_timeout_s)
         status = "timeout" if result.timed_out else ("ok" if result.exit_code == 0 else "error")
         text = env.render("workspace_result_bash", timed_out=result.timed_out, exit_code=result.exit_code,
@@ -213,11 +216,12 @@ class Editor(WorkspaceTool):
         if path.endswith(".py") and (problem := python_problem(path, text, env.tool_settings)) is not None:
             return ToolOutcome("refused", env.error("does_not_parse", path=path, detail=problem))
         env.ws.write_file(path, text.encode())
-        env.history.setdefault(path, []).append(before)
+        stack = env.history.setdefault(path, [])
+        stack.append(before)
+        del stack[:-env.tool_settings.max_undo]  # the harness keeps a bounded history, whatever the agent does
         lines = text.split("\n")
-        first = max(1, snippet_line - 4)
-        shown = _numbered("\n".join(lines[first - 1:snippet_line + 4]) + "\n", 1, None)
-        shown = re.sub(r"^ *(\d+)", lambda m: f"{int(m.group(1)) + first - 1:6}", shown, flags=re.M)
+        first, last = max(1, snippet_line - 4), min(len(lines), snippet_line + 4)
+        shown = "\n".join(f"{n:6}\t{lines[n - 1]}" for n in range(first, last + 1))
         return ToolOutcome("ok", env.render("workspace_result_editor", command=command, path=path,
                                              shown=cut_text(shown, env.tool_settings.output_chars)))
 

@@ -187,3 +187,20 @@ def test_bash_and_editor_calls_run_through_the_agents_turn_runner():
     assert [m.tool_call_id for m in out.messages] == ["a", "b", "c", "d"]
     assert "must be of type array" in scope.events[1].result and ws.files["README"] == b"one\ntwo\n"
     assert ws.commands == ["echo hi"] and scope.sandbox_s > 0 and out.submitted is None
+
+
+def test_an_edit_shows_the_lines_around_it_with_their_numbers(env):
+    env.workspace.files["long.txt"] = "".join(f"line {n}\n" for n in range(1, 21)).encode()
+    out = edit(env, command="str_replace", path="long.txt", old_str="line 10\n", new_str="line ten\n")
+    assert "    10\tline ten" in out.result and "     6\tline 6" in out.result and "line 15" not in out.result
+    bash = [t for t in workspace_tools_of("bash") if t.name == "bash"][0]
+    assert bash.run({"command": "echo \0"}, env).status == "error" and env.workspace.commands == []
+
+
+def test_the_undo_history_is_bounded(env):
+    for n in range(30):
+        edit(env, command="create", path="f.txt", file_text=f"{n}\n")
+    assert len(env.history["f.txt"]) == WorkspaceToolSettings().max_undo
+    while edit(env, command="undo_edit", path="f.txt").status == "ok":
+        pass
+    assert env.workspace.files["f.txt"] == b"19\n"
