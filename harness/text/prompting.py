@@ -64,9 +64,10 @@ VARIABLES: dict[str, dict[str, Any]] = {
 }
 
 
-# Another language's own templates (harness/kinds/languages/base.py): `<role>_lang` for a
-# function task, `<role>_io_lang` for an io task; their twins' variables, and `language`,
-# `fence` and `assert_form`.
+# The samples are written here under the names of the blocks' former files (`<role>_io`:
+# block io of <role>.j2) and keyed by `<template>:<block>` below (OLD_NAMES).
+# Another language's blocks (harness/kinds/languages/base.py): `lang` for a function task,
+# `io_lang` for an io task; their twins' variables, and `language`, `fence` and `assert_form`.
 LANGUAGE_TEMPLATE_NAMES = (
     "actor_system_lang", "actor_task_lang", "actor_retry_lang", "testgen_system_lang", "testgen_lang",
     "reflection_system_lang", "reflection_lang",
@@ -74,10 +75,10 @@ LANGUAGE_TEMPLATE_NAMES = (
 )
 _LANG = {"language": "Rust", "fence": "rust", "assert_form": "assert_eq!(add(...), ...);"}
 VARIABLES.update({name: {**VARIABLES[name[: -len("_lang")]], **_LANG} for name in LANGUAGE_TEMPLATE_NAMES})
-# An exercise's templates (harness/kinds/runner.py, `<role>_runner`): their twins' variables
-# and the exercise's (`exercise`: its solution and test files' paths, the crate, package or
-# module its tests name; `stub`: the solution file as the exercise gives it), and one
-# `runner_tests_<language>` each, included by testgen_runner, saying what a test file is.
+# An exercise's blocks (harness/kinds/runner.py, `runner`): their twins' variables and the
+# exercise's (`exercise`: its solution and test files' paths, the crate, package or module
+# its tests name; `stub`: the solution file as the exercise gives it), and runner_tests.j2's
+# block per language, included by testgen's runner block, saying what a test file is.
 _EXERCISE = {"language": "Rust", "language_name": "rust", "fence": "rust", "stub": "pub fn add(a: i64, b: i64) -> i64 {\n    todo!()\n}\n",
              "exercise": {"slug": "add", "solution_path": "src/lib.rs", "test_path": "tests/add.rs", "merged": [],
                           "crate": "add", "package": "add", "module": "add"}}
