@@ -53,7 +53,7 @@ def _reference(role: str, kind: str, lang: Any) -> str:
     from harness.kinds import kind_of
 
     if role == "feedback":
-        return "feedback_io" if kind == "io" else "feedback"
+        return "feedback:io" if kind == "io" else "feedback:function"
     if kind == "runner" or lang.is_python:
         return kind_of(kind).template(role)
     return lang.template(role, kind)
@@ -61,9 +61,8 @@ def _reference(role: str, kind: str, lang: Any) -> str:
 
 def _values(role: str, kind: str, lang: Any, samples: dict[str, dict[str, Any]]) -> dict[str, Any]:
     if role == "feedback":
-        return dict(samples["feedback_io" if kind == "io" else "feedback"])
-    suffix = {"function": "", "io": "_io", "runner": "_runner"}[kind]
-    values = dict(samples[role + suffix] if kind == "runner" or lang.is_python else samples[role + suffix])
+        return dict(samples["feedback:io" if kind == "io" else "feedback:function"])
+    values = dict(samples[f"{role}:{kind}"])  # another language's blocks take the Python twin's and its own
     if kind == "runner":
         values.update(language=lang.display, language_name=lang.name, fence=lang.fence)
     elif not lang.is_python:
