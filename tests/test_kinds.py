@@ -17,7 +17,9 @@ def test_every_kind_is_a_module_with_its_templates():
         kind = kind_of(name)
         assert kind.name == name
         for role in ("actor_task", "actor_retry", "actor_system", "testgen", "reflection"):
-            assert (ROOT / "harness" / "prompts" / f"{kind.template(role)}.j2").is_file(), (name, role)
+            template, block = kind.template(role).split(":")
+            source = (ROOT / "harness" / "prompts" / f"{template}.j2").read_text(encoding="utf-8")
+            assert f"{{% block {block} %}}" in source, (name, role)
 
 
 def test_no_module_outside_the_kinds_branches_on_a_kind_name():

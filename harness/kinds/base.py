@@ -89,7 +89,7 @@ class WrittenTests:
 
 class TaskKind(ABC):
     name: ClassVar[str]
-    suffix: ClassVar[str]  # template names: `<role><suffix>` (actor_task -> actor_task_io)
+    block: ClassVar[str]  # its block in each role's template: `<role>:<block>` (actor_task -> actor_task:io)
     description: ClassVar[str]  # one line, for `harness tasks show`
     whole_program: ClassVar[bool] = False  # the answer is a whole program (stdin in, stdout out), not a function
     # What an answer is, as an agent's prompts say it: "function" (an entry point), "program"
@@ -99,7 +99,8 @@ class TaskKind(ABC):
     in_task_files: ClassVar[bool] = True  # a task file's row may name it (its tests are data in the row)
 
     def template(self, role: str) -> str:
-        return role + self.suffix
+        """The template `role` renders for this kind, as `Prompts.render` names it."""
+        return f"{role}:{self.block}"
 
     @abstractmethod
     def extract(self, text: str, task: "Task") -> str:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 class FunctionKind(TaskKind):
     name = "function"
-    suffix = ""
+    block = "function"
     description = "a function graded by asserts"
 
     def extract(self, text: str, task: "Task") -> str:
@@ -55,10 +55,10 @@ class FunctionKind(TaskKind):
 
     def feedback(self, prompts: "Prompts", evaluation: Evaluation | None, error: str | None) -> str:
         if error is not None or evaluation is None:
-            return prompts.render("feedback", error=error or "no evaluation", passed=[], failed=[])
+            return prompts.render("feedback:function", error=error or "no evaluation", passed=[], failed=[])
         passed = [r.test for r in evaluation.records if r.status == "passed"]
         failed = [feedback_line(r) for r in evaluation.records if r.status != "passed"]
-        return prompts.render("feedback", error=None, passed=passed, failed=failed)
+        return prompts.render("feedback:function", error=None, passed=passed, failed=failed)
 
     def validate(self, task: "Task", where: str) -> None:
         from harness.tasks.base import TaskError

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 class IoKind(TaskKind):
     name = "io"
-    suffix = "_io"
+    block = "io"
     description = "a whole program: stdin in, stdout compared"
     whole_program = True
     answer_form = "program"
@@ -57,7 +57,7 @@ class IoKind(TaskKind):
 
     def feedback(self, prompts: "Prompts", evaluation: Evaluation | None, error: str | None) -> str:
         if error is not None or evaluation is None:
-            return prompts.render("feedback_io", error=error or "no evaluation", passed=0, failed=[])
+            return prompts.render("feedback:io", error=error or "no evaluation", passed=0, failed=[])
         failed = [
             {
                 "input": cut(f.input),
@@ -70,7 +70,7 @@ class IoKind(TaskKind):
             for f in evaluation.io_failures
         ]
         passed = sum(r.status == "passed" for r in evaluation.records)
-        return prompts.render("feedback_io", error=None, passed=passed, failed=failed)
+        return prompts.render("feedback:io", error=None, passed=passed, failed=failed)
 
     def validate(self, task: "Task", where: str) -> None:
         from harness.tasks.base import IoTest, TaskError

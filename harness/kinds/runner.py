@@ -35,7 +35,7 @@ def _language(task: "Task"):
 class RunnerKind(TaskKind):
     name = "runner"
     in_task_files = False  # an exercise's tests are its own files (exercism:<folder>)
-    suffix = "_runner"
+    block = "runner"
     description = "an exercise graded by its own test file, run with the language's test runner"
     answer_form = "file"
     any_language = True  # the kind itself knows every language (harness/kinds/languages/runner.py)
@@ -88,10 +88,10 @@ class RunnerKind(TaskKind):
         if error is None and compiled is not None and not compiled.ok:
             error = f"it did not compile ({compiled.status}):\n{compiled.message}"
         if error is not None or evaluation is None:
-            return prompts.render("feedback", error=error or "no evaluation", passed=[], failed=[])
+            return prompts.render("feedback:function", error=error or "no evaluation", passed=[], failed=[])
         passed = [r.test for r in evaluation.records if r.status == "passed"]
         failed = [feedback_line(_readable(r)) for r in evaluation.records if r.status != "passed"]
-        return prompts.render("feedback", error=None, passed=passed, failed=failed)
+        return prompts.render("feedback:function", error=None, passed=passed, failed=failed)
 
     def stub(self, task: "Task") -> tuple[str, str] | None:
         stub = task.meta.get("stub")

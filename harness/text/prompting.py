@@ -1,9 +1,13 @@
 """Renders the prompt templates in harness/prompts/ (all prompt text lives there).
 
-A run may override any of them with `--prompts DIR`: a template DIR/<name>.j2
-replaces the default of that name, the others stay. The names and the variables each
-template receives are listed in harness/prompts/README.md. run.json records a digest
-of the set actually used.
+A core role's template holds one block per kind and language (`actor_retry.j2`: blocks
+function, io, lang, io_lang, runner); the harness names one as `<role>:<block>` (what
+`TaskKind.template` and `Language.template` return) and renders that file with `variant`
+set to the block. A run may override any template with `--prompts DIR`: DIR/<name>.j2
+replaces the default of that name, the others stay; it may extend the default
+(`{% extends "default/actor_retry.j2" %}`) and redefine only the blocks it changes. The
+names and the variables each template receives are listed in harness/prompts/README.md.
+run.json records a digest of the set actually used.
 """
 from __future__ import annotations
 
@@ -26,12 +30,7 @@ TEMPLATE_NAMES = (
     "actor_system", "actor_task", "actor_retry",
     "testgen_system", "testgen",
     "reflection_system", "reflection",
-    "feedback",
-    # io tasks (a whole program, stdin in, stdout out): the same roles, in their words
-    "actor_system_io", "actor_task_io", "actor_retry_io",
-    "testgen_system_io", "testgen_io",
-    "reflection_system_io", "reflection_io",
-    "feedback_io",
+    "feedback", "runner_tests",
 )
 
 # The variables each template receives (documented in harness/prompts/README.md),
@@ -65,9 +64,10 @@ VARIABLES: dict[str, dict[str, Any]] = {
 }
 
 
-# Another language's own templates (harness/kinds/languages/base.py): `<role>_lang` for a
-# function task, `<role>_io_lang` for an io task; their twins' variables, and `language`,
-# `fence` and `assert_form`.
+# The samples are written here under the names of the blocks' former files (`<role>_io`:
+# block io of <role>.j2) and keyed by `<template>:<block>` below (OLD_NAMES).
+# Another language's blocks (harness/kinds/languages/base.py): `lang` for a function task,
+# `io_lang` for an io task; their twins' variables, and `language`, `fence` and `assert_form`.
 LANGUAGE_TEMPLATE_NAMES = (
     "actor_system_lang", "actor_task_lang", "actor_retry_lang", "testgen_system_lang", "testgen_lang",
     "reflection_system_lang", "reflection_lang",
@@ -75,10 +75,10 @@ LANGUAGE_TEMPLATE_NAMES = (
 )
 _LANG = {"language": "Rust", "fence": "rust", "assert_form": "assert_eq!(add(...), ...);"}
 VARIABLES.update({name: {**VARIABLES[name[: -len("_lang")]], **_LANG} for name in LANGUAGE_TEMPLATE_NAMES})
-# An exercise's templates (harness/kinds/runner.py, `<role>_runner`): their twins' variables
-# and the exercise's (`exercise`: its solution and test files' paths, the crate, package or
-# module its tests name; `stub`: the solution file as the exercise gives it), and one
-# `runner_tests_<language>` each, included by testgen_runner, saying what a test file is.
+# An exercise's blocks (harness/kinds/runner.py, `runner`): their twins' variables and the
+# exercise's (`exercise`: its solution and test files' paths, the crate, package or module
+# its tests name; `stub`: the solution file as the exercise gives it), and runner_tests.j2's
+# block per language, included by testgen's runner block, saying what a test file is.
 _EXERCISE = {"language": "Rust", "language_name": "rust", "fence": "rust", "stub": "pub fn add(a: i64, b: i64) -> i64 {\n    todo!()\n}\n",
              "exercise": {"slug": "add", "solution_path": "src/lib.rs", "test_path": "tests/add.rs", "merged": [],
                           "crate": "add", "package": "add", "module": "add"}}
@@ -86,6 +86,30 @@ RUNNER_TEMPLATE_NAMES = ("actor_system_runner", "actor_task_runner", "actor_retr
                          "testgen_runner", "reflection_system_runner", "reflection_runner")
 VARIABLES.update({name: {**VARIABLES[name[: -len("_runner")]], **_EXERCISE} for name in RUNNER_TEMPLATE_NAMES})
 VARIABLES.update({f"runner_tests_{language}": _EXERCISE for language in other_languages()})
+
+# The templates' names before each role became one file with a block per kind and language:
+# old name -> (template, block). An override folder holding one gets an error naming both.
+_SUFFIXES = (("_io_lang", "io_lang"), ("_lang", "lang"), ("_io", "io"), ("_runner", "runner"))
+
+
+def _new_reference(old: str) -> tuple[str, str]:
+    if old.startswith("runner_tests_"):
+        return "runner_tests", old[len("runner_tests_"):]
+    for suffix, block in _SUFFIXES:
+        if old.endswith(suffix):
+            return old[: -len(suffix)], block
+    return old, "function"
+
+
+OLD_NAMES: dict[str, tuple[str, str]] = {old: _new_reference(old) for old in VARIABLES}
+# The samples by reference (`<template>:<block>`), the form `Prompts.render` takes.
+VARIABLES = {":".join(OLD_NAMES[old]): values for old, values in VARIABLES.items()}
+
+
+def split_reference(name: str) -> tuple[str, str | None]:
+    """`actor_retry:io` -> ("actor_retry", "io"); a template without blocks -> (name, None)."""
+    template, _, block = name.partition(":")
+    return template, block or None
 
 
 class PromptSetError(ValueError):
@@ -107,6 +131,13 @@ class Prompts:
             if not override.is_dir():
                 raise PromptSetError(f"--prompts {override}: not a folder")
             names = self.template_names()
+            old = sorted(p.stem for p in override.glob("*.j2") if p.stem not in names and p.stem in OLD_NAMES)
+            if old:
+                template, block = OLD_NAMES[old[0]]
+                raise PromptSetError(
+                    f"--prompts {override}: {old[0]}.j2 is an old template name; its text is now block "
+                    f"`{block}` of {template}.j2: write {template}.j2 as {{% extends \"default/{template}.j2\" %}}"
+                    f"{{% block {block} %}}...{{% endblock %}} (see harness/prompts/README.md)")
             unknown = sorted(p.stem for p in override.glob("*.j2") if p.stem not in names)
             if unknown:
                 raise PromptSetError(
@@ -125,15 +156,19 @@ class Prompts:
         if self.override is not None:
             folders.insert(0, str(self.override))
         kind = jinja2.sandbox.SandboxedEnvironment if self.sandboxed else jinja2.Environment
+        defaults = jinja2.FileSystemLoader([str(self.defaults), *map(str, self.extra)])
         return kind(
-            loader=jinja2.FileSystemLoader(folders),  # first folder holding the name wins
+            # "default/<name>.j2" is always the default (what an override extends); otherwise
+            # the first folder holding the name wins
+            loader=jinja2.ChoiceLoader([jinja2.PrefixLoader({"default": defaults}), jinja2.FileSystemLoader(folders)]),
             undefined=jinja2.StrictUndefined,  # a missing variable is a bug, not an empty string
             keep_trailing_newline=False,
             autoescape=False,  # plain text for a model, not HTML
         )
 
     def source_of(self, name: str) -> Path:
-        """The file a template name is read from."""
+        """The file a template name (or `<template>:<block>`) is read from."""
+        name = split_reference(name)[0]
         if self.override is not None and (self.override / f"{name}.j2").is_file():
             return self.override / f"{name}.j2"
         for folder in self.extra:
@@ -165,14 +200,20 @@ class Prompts:
         middle of a run."""
         given = {**VARIABLES, **(samples or {})}
         for name in self.template_names():
-            if name not in given:
+            blocks = [ref for ref in given if split_reference(ref)[0] == name and ":" in ref]
+            if name not in given and not blocks:
                 raise PromptSetError(f"{self.source_of(name)}: no sample values for template {name!r}; a strategy "
                                      "declares them in its `templates` (see docs/extending.md)")
-            self.render(name, **given[name])
+            for ref in blocks or [name]:
+                self.render(ref, **given[ref])
 
     def render(self, name: str, **values: Any) -> str:
+        """Renders template `name`, or one block of it: `<template>:<block>`."""
+        template_name, block = split_reference(name)
+        if block is not None:
+            values = {**values, "variant": block}
         try:
-            template = self._env.get_template(f"{name}.j2")
+            template = self._env.get_template(f"{template_name}.j2")
             return template.render(**values).strip()
         except jinja2.UndefinedError as exc:
             raise PromptSetError(f"{self.source_of(name)}: {exc} (variables: see harness/prompts/README.md)") from None

@@ -58,8 +58,8 @@ class Language:
     def template(self, name: str, kind: str) -> str:
         """The template a role uses for a task of this language and kind."""
         if kind == "io":
-            return f"{name}_io_lang" if name in LANG_IO_TEMPLATES else f"{name}_io"
-        return f"{name}_lang" if name in LANG_TEMPLATES else name
+            return f"{name}:io_lang" if name in LANG_IO_TEMPLATES else f"{name}:io"
+        return f"{name}:lang" if name in LANG_TEMPLATES else f"{name}:function"
 
     def template_values(self, entry_point: str = "") -> dict:
         return {"language": self.display, "fence": self.fence,
