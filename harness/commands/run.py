@@ -77,6 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--workers", type=int, metavar="N", help=f"units of work (task x strategy x attempt) in flight at once, per node with --executor ray (default {d.workers})")
     a("--local-slots", type=int, metavar="N", help=f"local model: sequences the engine generates together, per node with --executor ray (default: min(workers, 4)); more than 1 is faster but answers can depend on the batch")
     a("--reproducible", action="store_const", const=True, help="local model: one slot and no prompt reuse, so every answer depends on its request alone (bitwise the same run to run, without the cache; slower)")
+    a("--speculative", metavar="MODE", help="local model: speculative decoding, auto (default: the model's measured best), off, ngram-mod, ngram-simple, ngram-map-k, ngram-map-k4v, draft (the catalogue's draft model), draft:<name or path.gguf>, or ngram-...+draft; answers can differ from plain decoding's (docs/models.md#speculative-decoding)")
     a("--executor", choices=["local", "ray"], help="local: a thread pool in this process (default); ray: units run across a Ray cluster's nodes (pip install 'reflexion-harness[ray]')")
     a("--ray-address", metavar="ADDR", help="with --executor ray: the cluster to join, e.g. 10.0.0.5:6379 or auto (default: RAY_ADDRESS, else a local Ray instance)")
     a("--sandbox", metavar="NAME", help="docker (default), process (UNSAFE: model code runs on this host without isolation), or a plug-in's sandbox")

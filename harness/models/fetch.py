@@ -52,6 +52,11 @@ class LocalModelInfo:
     # How the model calls tools best, as measured (bench/tool_protocol.py): "native"
     # or "text"; what `tool_protocol = "auto"` picks. None: not measured (native).
     tool_protocol: str | None = None
+    # Speculative decoding (harness/models/speculative.py): the measured best drafter for
+    # this model, what `speculative = "auto"` picks (None: n-gram drafting); and the
+    # catalogue's draft model for it (same family and vocabulary, smaller), if any.
+    speculative: str | None = None
+    draft: str | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,8 @@ def catalogue() -> dict[str, LocalModelInfo]:
             sha256=row["sha256"].lower(),
             chunks=tuple(Chunk(c["package"], c["version"], c["member"]) for c in row["chunks"]),
             tool_protocol=row.get("tool_protocol"),
+            speculative=row.get("speculative"),
+            draft=row.get("draft"),
         )
     return out
 
