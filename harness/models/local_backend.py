@@ -18,6 +18,12 @@ else is in the batch, so a greedy answer can differ from the one-slot answer: th
 says so (`batch_dependent`), its identity (what the response cache keys on) says so, and
 `--reproducible` (one slot) gives answers that depend on the request alone.
 
+Speculative decoding (harness/models/speculative.py): a drafter's tokens are checked by
+the model in batches, whose arithmetic differs from one token at a time, so an answer can
+differ from plain decoding's at a near-tie; the drafter is part of the identity, each
+call records its drafted and accepted tokens, and `--reproducible` runs no drafter that
+learns across calls.
+
 Tool calls: the request carries OpenAI-style `tools` / `tool_choice`, and the engine's
 server, with its Jinja templates on, renders them with the GGUF's chat template and
 parses the model's calls back into OpenAI-style `tool_calls` (for Qwen2.5-Coder
