@@ -231,7 +231,9 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
                 f"and this harness writes schema {SCHEMA_VERSION}; finish it with the harness version "
                 "that started it, or start a new run"
             )
-        config = RunConfig.from_dict(header["config"], source=f"{run_dir}/run.json")
+        # A run recorded before the setting existed decoded plainly: it goes on so.
+        recorded = {"speculative": "off", **header["config"]}
+        config = RunConfig.from_dict(recorded, source=f"{run_dir}/run.json")
         overrides = {k: v for k, v in _flag_values(args).items() if k in RESUMABLE_OVERRIDES}
         ignored = sorted(set(_flag_values(args)) - set(RESUMABLE_OVERRIDES))
         if ignored:
