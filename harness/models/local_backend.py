@@ -159,7 +159,7 @@ class LocalModel(ChatModel):
         measured = known.tool_protocol if known is not None else None
         self._tool_protocol = "text" if not template_tools else (measured or "native")
         self.speculation: Speculation = resolve_speculation(
-            settings.speculative, spec=spec, sha256=self.sha256, models_dir=settings.models_dir)
+            settings.speculative, spec=spec, sha256=self.sha256, models_dir=settings.models_dir, slots=self.slots)
         started = time.monotonic()
         self._server, self._socket_dir = _start(path, self, spec)
         # The socket's folder goes with the model, closed or not (at the latest when

@@ -20,9 +20,10 @@ llama.cpp's drafters, through xllamacpp's
 - both, joined by `+` (`ngram-mod+draft`): the engine asks each drafter in turn.
 
 The setting (`--speculative`, `speculative` in a config file) is one of those, `off`, or
-`auto` (the default): the catalogue's measured best for the model (its `speculative` in
-harness/data/local_models.toml; its draft model left out, with a note, while that model
-is not fetched), and `ngram-mod` for a GGUF outside the catalogue.
+`auto` (the default): at one slot, the catalogue's measured best for the model (its
+`speculative` in harness/data/local_models.toml; its draft model left out, with a note,
+while that model is not fetched), and `ngram-mod` for a GGUF outside the catalogue; at
+more slots, off (AUTO_MAX_SLOTS: measured no faster there).
 """
 from __future__ import annotations
 
@@ -41,6 +42,11 @@ NGRAM_TYPES = {
     "ngram-map-k4v": "COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K4V",
 }
 DRAFT_TYPE = "COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE"
+# `auto` drafts only up to this many slots. A drafter trades compute for memory traffic:
+# at one slot decoding waits on memory (each token reads all the weights) and ngram-mod
+# made 2.5x the tokens/s; at 4 slots on 2 cores decoding is compute-bound, rejected drafts
+# cost compute, and the main job with ngram-mod was measured no faster (bench/RESULTS.md).
+AUTO_MAX_SLOTS = 1
 # Drafters that keep what they learn across calls (the others start from each request).
 SHARED_STATE = frozenset({"ngram-mod"})
 # For a GGUF the catalogue does not know: measured best on the default model (bench/RESULTS.md).
@@ -156,9 +162,10 @@ class Speculation:
         params.speculative.types = types
 
 
-def resolve(setting: str, *, spec: str, sha256: str, models_dir: Path | None) -> Speculation:
-    """The drafter `setting` asks for, for the model whose file has this sha256; a
-    ModelConfigError says what is wrong (an unknown setting, a draft model not fetched)."""
+def resolve(setting: str, *, spec: str, sha256: str, models_dir: Path | None, slots: int = 1) -> Speculation:
+    """The drafter `setting` asks for, for the model whose file has this sha256, opened
+    with `slots` slots; a ModelConfigError says what is wrong (an unknown setting, a draft
+    model not fetched)."""
     try:
         parsed = parse(setting)
     except ValueError as exc:
@@ -166,6 +173,8 @@ def resolve(setting: str, *, spec: str, sha256: str, models_dir: Path | None) ->
     known = catalogue()
     info = next((m for m in known.values() if m.sha256 == sha256), None)
     note = None
+    if parsed is None and slots > AUTO_MAX_SLOTS:
+        return Speculation(setting, note=f"auto at {slots} slots: off, measured no faster there (bench/RESULTS.md)")
     if parsed is None:  # auto: the catalogue's measured choice, else n-gram drafting
         parsed = parse(info.speculative) if info is not None and info.speculative else Parsed(DEFAULT_NGRAM)
         if parsed.draft is not None:
