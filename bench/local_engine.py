@@ -4,7 +4,8 @@
     python bench/local_engine.py --slots 1,2,4     (the older comparison: slots, plain decoding)
 
 1. The main job (`python -m harness run --no-cache`, the README's first command's run with
-   the default model) with `--speculative off` and with `--speculative auto`, one after
+   the default model) with `--speculative off` and with `--speculative ngram-mod` (or the
+   drafter `--speculative MODE` names; `auto` drafts at one slot only), one after
    the other (`--rounds N`: N of each, the order alternating), each in a fresh results
    folder; wall time per run, and from the runs' own records, per mode: tokens/s and
    draft acceptance for the main job's first answers, tests, lessons and retries apart.
@@ -92,13 +93,13 @@ def print_roles(label: str, table: dict[str, dict[str, float]]) -> None:
               f"(acceptance {rate})", flush=True)
 
 
-def main_jobs(rounds: int, out: Path, extra: list[str]) -> tuple[dict[str, float], dict[str, list[Path]], str]:
-    """Runs the main job plain and speculative, alternating; (seconds, run folders, mode) by setting."""
+def main_jobs(rounds: int, out: Path, extra: list[str], spec: str) -> tuple[dict[str, float], dict[str, list[Path]], str]:
+    """Runs the main job plain and with `spec`, alternating; (seconds, run folders, mode) by setting."""
     seconds: dict[str, float] = defaultdict(float)
     runs: dict[str, list[Path]] = defaultdict(list)
-    mode = "auto"
+    mode = spec
     for r in range(rounds):
-        order = ("off", "auto") if r % 2 == 0 else ("auto", "off")
+        order = ("off", spec) if r % 2 == 0 else (spec, "off")
         for setting in order:
             started = time.perf_counter()
             run_dir = harness_run(["--no-cache", "--speculative", setting, "--out", str(out / setting), *extra],
@@ -107,10 +108,10 @@ def main_jobs(rounds: int, out: Path, extra: list[str]) -> tuple[dict[str, float
             seconds[setting] += took
             runs[setting].append(run_dir)
             header = json.loads((run_dir / "run.json").read_text())
-            spec = header.get("model_identity", {}).get("speculative", {})
-            if setting == "auto":
-                mode = spec.get("mode", "?")
-            print(f"main job, speculative {setting} ({spec.get('mode', '?')}): {took:.0f} s "
+            recorded = header.get("model_identity", {}).get("speculative", {})
+            if setting != "off":
+                mode = recorded.get("mode", "?")
+            print(f"main job, speculative {setting} ({recorded.get('mode', '?')}): {took:.0f} s "
                   f"(host load average {os.getloadavg()[0]:.1f})", flush=True)
     return seconds, runs, mode
 
@@ -161,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-role", type=int, default=2, help="recorded calls per role replayed to the default model")
     p.add_argument("--big-per-role", type=int, default=1, help=f"recorded calls per role replayed to {BIG_MODEL}")
     p.add_argument("--skip-big", action="store_true", help=f"no {BIG_MODEL} comparison")
+    p.add_argument("--speculative", default="ngram-mod", metavar="MODE",
+                   help="the main job's drafter against off (default ngram-mod: `auto` drafts at one slot only)")
     p.add_argument("--limit", type=int, help="a quick check of this script: the main job on its first N tasks only")
     p.add_argument("--model", default="local", help="the main job's model (default: local, the default model)")
     p.add_argument("--slots", help="the older comparison instead: plain decoding at these slot counts, e.g. 1,2,4")
@@ -171,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         return slots_main(["--slots", args.slots])
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp:
         extra = ["--model", args.model] + (["--limit", str(args.limit)] if args.limit else [])
-        seconds, runs, mode = main_jobs(args.rounds, Path(tmp), extra)
-        for setting in ("off", "auto"):
+        seconds, runs, mode = main_jobs(args.rounds, Path(tmp), extra, args.speculative)
+        for setting in ("off", args.speculative):
             table = role_table([c for run in runs[setting] for c in calls_of(run)])
             print(f"main job's calls, speculative {setting}:")
             print_roles(setting, table)
@@ -182,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
             replay(small, SMALL_MODES, sample(recorded, args.per_role))
         if not args.skip_big and args.big_per_role:
             replay(BIG_MODEL, BIG_MODES, sample(recorded, args.big_per_role))
-    print(f"engine: main job speculative/plain time {seconds['auto'] / seconds['off']:.2f} ({mode})")
+    print(f"engine: main job speculative/plain time {seconds[args.speculative] / seconds['off']:.2f} ({mode})")
     return 0
 
 
