@@ -13,8 +13,9 @@ authors published, where one is known. A gap far outside the CI points at the ha
 With the embedded model, one answer at a time (the earlier engine), this took about 22
 minutes on 2 cores: a bench, not a CI test. The local engine now answers up to
 --local-slots calls together (default: min(workers, 4)); --reproducible runs one slot,
-whose answers depend on the request alone. The bench prints how long the run took and
-with which engine and slots.
+whose answers depend on the request alone; --speculative MODE sets the engine's drafter
+(default: the run's, auto; off for plain decoding). The bench prints how long the run took
+and with which engine, slots and drafter.
 --limit N runs the first N problems only (for a quick check; not comparable).
 Incomplete attempts (harness or model errors) are counted and left out, never scored
 as failures.
@@ -85,7 +86,7 @@ def run_baseline(args: argparse.Namespace, out: Path) -> tuple[int, Path | None]
     if args.reproducible:
         cmd.append("--reproducible")
     for flag, value in (("--sandbox", args.sandbox), ("--workers", args.workers), ("--max-tokens", args.max_tokens),
-                        ("--local-slots", args.local_slots)):
+                        ("--local-slots", args.local_slots), ("--speculative", args.speculative)):
         if value is not None:
             cmd += [flag, str(value)]
     print("$ " + " ".join(cmd[1:]), flush=True)
@@ -103,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=None, metavar="N")
     parser.add_argument("--local-slots", type=int, default=None, metavar="N",
                         help="local model: calls the engine answers together (default: min(workers, 4))")
+    parser.add_argument("--speculative", default=None, metavar="MODE",
+                        help="local model: speculative decoding (default: the run's, auto); off for plain decoding")
     parser.add_argument("--reproducible", action="store_true",
                         help="local model: one slot, answers bitwise the same run to run")
     parser.add_argument("--resume", type=Path, default=None, metavar="RUN_DIR",
@@ -147,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"took {took:.0f} s for {n_tasks} task(s) with --workers {config.get('workers')}"
           + (f", engine {engine}" if engine else "")
           + (f", {config.get('local_slots')} slot(s)" if args.model.split(':')[0] == 'local' else "")
-          + (" (reproducible)" if config.get("reproducible") else ""))
+          + (" (reproducible)" if config.get("reproducible") else "")
+          + (f", speculative {identity['speculative'].get('mode')}" if isinstance(identity.get("speculative"), dict) else ""))
     print(f"humaneval baseline pass@1: {100 * est.value:.1f} (published {shown})")
     return code
 

@@ -21,6 +21,7 @@ from typing import Any, Mapping
 from harness.models.hostinfo import available_cores
 from harness.models.base import TOOL_PROTOCOLS
 from harness.models.registry import is_remote_api
+from harness.models.speculative import check_setting as check_speculative
 from harness.tasks.registry import DEFAULT_TASKS
 
 SCOPES = ("other_tasks", "other_task_sets")  # which lessons recall may show
@@ -72,8 +73,12 @@ class RunConfig:
     # Local model: sequences generated together by the engine (per node on Ray); None:
     # min(workers, LOCAL_SLOTS_DEFAULT_MAX), resolved by validate() and recorded.
     local_slots: int | None = None
-    # Bitwise-reproducible local answers without the cache: one slot, no prompt reuse.
+    # Bitwise-reproducible local answers without the cache: one slot, no prompt reuse,
+    # and no drafter whose answers depend on other calls ("auto" drafting is then off).
     reproducible: bool = False
+    # Local model: speculative decoding (harness/models/speculative.py): "auto" (the
+    # catalogue's measured best for the model), "off", an n-gram drafter, a draft model.
+    speculative: str = "auto"
     executor: str = "local"  # local (a thread pool in this process) | ray (a Ray cluster)
     ray_address: str | None = None  # with executor "ray": the cluster to join; None = Ray's default
     sandbox: str = "docker"  # docker | process (unsafe: no isolation)
@@ -201,6 +206,9 @@ class RunConfig:
             return self.replace(local_slots=slots).validate()
         if not isinstance(self.local_slots, int) or isinstance(self.local_slots, bool) or self.local_slots < 1:
             raise ConfigError(f"local_slots must be an integer >= 1, got {self.local_slots!r}")
+        speculative = self._validate_speculative()
+        if speculative != self.speculative:
+            return self.replace(speculative=speculative).validate()
         if self.limit is not None and (not isinstance(self.limit, int) or self.limit < 1):
             raise ConfigError(f"limit must be an integer >= 1, got {self.limit!r}")
         for name in ("after", "before"):
@@ -275,6 +283,22 @@ class RunConfig:
         from harness.strategies import traits_of
 
         return tuple(s for s in self.strategies if (t := traits_of(s)) is not None and t.recalls)
+
+    def _validate_speculative(self) -> str:
+        """The speculative setting, checked; with `reproducible`, "auto" becomes "off" (an
+        answer must not depend on other calls, as ngram-mod's shared table makes it)."""
+        try:
+            history = check_speculative(self.speculative)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        if self.reproducible and self.speculative == "auto":
+            return "off"
+        if self.reproducible and history:
+            raise ConfigError(
+                f"reproducible answers depend on their request alone; speculative={self.speculative!r} drafts "
+                "from every earlier call (drop one of the two, or draft with ngram-simple, ngram-map-k or a draft model)"
+            )
+        return self.speculative
 
     def _validate_recall(self) -> None:
         from harness.strategies import groups, traits_of

@@ -82,6 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a("--workers", type=int, metavar="N", help=f"units of work (task x strategy x attempt) in flight at once, per node with --executor ray (default {d.workers})")
     a("--local-slots", type=int, metavar="N", help=f"local model: sequences the engine generates together, per node with --executor ray (default: min(workers, 4)); more than 1 is faster but answers can depend on the batch")
     a("--reproducible", action="store_const", const=True, help="local model: one slot and no prompt reuse, so every answer depends on its request alone (bitwise the same run to run, without the cache; slower)")
+    a("--speculative", metavar="MODE", help="local model: speculative decoding, auto (default: at one slot the model's measured best, at more slots off), off, ngram-mod, ngram-simple, ngram-map-k, ngram-map-k4v, draft (the catalogue's draft model), draft:<name or path.gguf>, or ngram-...+draft; answers can differ from plain decoding's (docs/models.md#speculative-decoding)")
     a("--executor", choices=["local", "ray"], help="local: a thread pool in this process (default); ray: units run across a Ray cluster's nodes (pip install 'reflexion-harness[ray]')")
     a("--ray-address", metavar="ADDR", help="with --executor ray: the cluster to join, e.g. 10.0.0.5:6379 or auto (default: RAY_ADDRESS, else a local Ray instance)")
     a("--sandbox", metavar="NAME", help=f"one of {', '.join(REGISTRY.names('sandboxes'))} (default {d.sandbox}; process is UNSAFE: model code runs on this host without isolation)")
@@ -250,7 +251,9 @@ def _run(args: argparse.Namespace, cell: CellOptions | None = None) -> int:
                 f"and this harness writes schema {SCHEMA_VERSION}; finish it with the harness version "
                 "that started it, or start a new run"
             )
-        config = RunConfig.from_dict(header["config"], source=f"{run_dir}/run.json")
+        # A run recorded before the setting existed decoded plainly: it goes on so.
+        recorded = {"speculative": "off", **header["config"]}
+        config = RunConfig.from_dict(recorded, source=f"{run_dir}/run.json")
         overrides = {k: v for k, v in _flag_values(args).items() if k in RESUMABLE_OVERRIDES}
         ignored = sorted(set(_flag_values(args)) - set(RESUMABLE_OVERRIDES))
         if ignored:

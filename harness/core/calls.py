@@ -74,7 +74,8 @@ def _event(role: str, model: ChatModel, messages: Sequence[Message], system: str
                  "output_tokens": completion.usage.output_tokens, "cached": completion.cached,
                  "latency_s": round(completion.latency_s if completion.latency_s > 0 else seconds, 4),
                  "stop_reason": completion.stop_reason,
-                 "tool_calls": [c.to_dict() for c in completion.tool_calls]}
+                 "tool_calls": [c.to_dict() for c in completion.tool_calls],
+                 "draft_tokens": completion.draft_tokens, "draft_accepted": completion.draft_accepted}
         retries = completion.retries
     # What the backend was handed (behind the text protocol: the instructions in the
     # system prompt, the tool turns as text); `tools` names the tools offered.

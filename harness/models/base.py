@@ -101,6 +101,10 @@ class Completion:
     tool_parse_error: str | None = None
     # The failed attempts the backend retried before this answer (empty on a cache hit).
     retries: tuple[Retry, ...] = ()
+    # Speculative decoding (the local engine): tokens its drafter proposed for this answer
+    # and how many of them the model accepted; None where no drafter ran (or a cache hit).
+    draft_tokens: int | None = None
+    draft_accepted: int | None = None
 
     def __post_init__(self) -> None:
         # A reply can carry lone surrogates (an API's JSON may hold "\ud800", a local
@@ -300,6 +304,9 @@ class ModelSettings:
     # Local model: sequences the engine generates together (continuous batching). One
     # slot: answers depend on the request alone; more: faster, but batch-dependent.
     local_slots: int = 1
+    # Local model: the speculative decoding drafter (harness/models/speculative.py):
+    # "auto" (the catalogue's measured best), "off", "ngram-mod", "draft", ...
+    speculative: str = "auto"
     # A limiter shared beyond this model (e.g. one for a whole Ray cluster); None: the
     # model makes its own RateLimiter from requests_per_minute / tokens_per_minute.
     limiter: Any = None

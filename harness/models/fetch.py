@@ -56,6 +56,11 @@ class LocalModelInfo:
     # fastest) and prompt tokens/s; None: not measured. `--estimate` gives a time from them.
     tokens_per_s: tuple[float, float] | None = None
     prompt_tokens_per_s: float | None = None
+    # Speculative decoding (harness/models/speculative.py): the measured best drafter for
+    # this model, what `speculative = "auto"` picks (None: n-gram drafting); and the
+    # catalogue's draft model for it (same family and vocabulary, smaller), if any.
+    speculative: str | None = None
+    draft: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,8 @@ def catalogue() -> dict[str, LocalModelInfo]:
             tokens_per_s=(float(row["tokens_per_s"][0]), float(row["tokens_per_s"][1]))
             if isinstance(row.get("tokens_per_s"), list) and len(row["tokens_per_s"]) == 2 else None,
             prompt_tokens_per_s=float(row["prompt_tokens_per_s"]) if row.get("prompt_tokens_per_s") else None,
+            speculative=row.get("speculative"),
+            draft=row.get("draft"),
         )
     return out
 

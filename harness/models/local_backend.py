@@ -18,6 +18,12 @@ else is in the batch, so a greedy answer can differ from the one-slot answer: th
 says so (`batch_dependent`), its identity (what the response cache keys on) says so, and
 `--reproducible` (one slot) gives answers that depend on the request alone.
 
+Speculative decoding (harness/models/speculative.py): a drafter's tokens are checked by
+the model in batches, whose arithmetic differs from one token at a time, so an answer can
+differ from plain decoding's at a near-tie; the drafter is part of the identity, each
+call records its drafted and accepted tokens, and `--reproducible` runs no drafter that
+learns across calls.
+
 Tool calls: the request carries OpenAI-style `tools` / `tool_choice`, and the engine's
 server, with its Jinja templates on, renders them with the GGUF's chat template and
 parses the model's calls back into OpenAI-style `tool_calls` (for Qwen2.5-Coder
@@ -62,6 +68,7 @@ from harness.models.fetch import (
     resolve_models_dir,
 )
 from harness.models.gguf import GGUFError, context_length, read_metadata
+from harness.models.speculative import Speculation, resolve as resolve_speculation
 from harness.models.tools import ToolSpec, check_tool_choice
 
 LOCAL_INSTALL_HINT = (
@@ -151,6 +158,8 @@ class LocalModel(ChatModel):
         known = next((m for m in catalogue().values() if m.sha256 == self.sha256), None)
         measured = known.tool_protocol if known is not None else None
         self._tool_protocol = "text" if not template_tools else (measured or "native")
+        self.speculation: Speculation = resolve_speculation(
+            settings.speculative, spec=spec, sha256=self.sha256, models_dir=settings.models_dir, slots=self.slots)
         started = time.monotonic()
         self._server, self._socket_dir = _start(path, self, spec)
         # The socket's folder goes with the model, closed or not (at the latest when
@@ -161,6 +170,8 @@ class LocalModel(ChatModel):
             f"{spec}: {ENGINE} {self.engine_version}, {self.slots} slot(s) on {self.n_threads} "
             f"thread(s): up to {self.slots} model calls run together"
             + ("; answers can depend on the batch (--reproducible: one slot)" if self.batch_dependent else "")
+            + f"; speculative decoding: {self.speculation.mode}"
+            + (f" ({self.speculation.note})" if self.speculation.note else "")
         )
         log.info(self.concurrency_note)
         self._closed = False
@@ -174,11 +185,12 @@ class LocalModel(ChatModel):
     @property
     def identity(self) -> str:
         """What the response cache keys on: the GGUF's sha256, the engine and its version,
-        and whether answers depend on the batch. A replaced file or another engine never
-        replays old answers; a one-slot (reproducible) run never gets an answer that was
-        generated beside others."""
+        whether answers depend on the batch, and the drafter, if any (a draft model by its
+        sha256). A replaced file or another engine never replays old answers; a one-slot
+        (reproducible) run never gets an answer that was generated beside others, nor a
+        plain run one that a drafter shaped."""
         tail = ":batched" if self.batch_dependent else ""
-        return f"local:sha256:{self.sha256}:{ENGINE}-{self.engine_version}{tail}"
+        return f"local:sha256:{self.sha256}:{ENGINE}-{self.engine_version}{tail}{self.speculation.identity}"
 
     @property
     def preferred_tool_protocol(self) -> str:
@@ -195,6 +207,7 @@ class LocalModel(ChatModel):
             "file_sha256": self.sha256,
             "slots": self.slots,
             "batch_dependent": self.batch_dependent,
+            "speculative": self.speculation.describe(),
         }
 
     def complete(
@@ -263,7 +276,16 @@ class LocalModel(ChatModel):
             cost_usd=0.0,
             stop_reason=reason,
             tool_calls=_api.openai_tool_calls(message.get("tool_calls")),
+            **self._draft_counts(timings),
         )
+
+    def _draft_counts(self, timings: dict[str, Any]) -> dict[str, int]:
+        """The call's drafted and accepted tokens (the engine leaves them out of `timings`
+        when it drafted nothing); nothing when no drafter runs."""
+        if not self.speculation.on:
+            return {}
+        return {"draft_tokens": int(timings.get("draft_n") or 0),
+                "draft_accepted": int(timings.get("draft_n_accepted") or 0)}
 
     def _error_message(self, out: dict[str, Any]) -> str:
         error = out.get("error", out)
@@ -319,6 +341,7 @@ def _start(path: Path, model: LocalModel, spec: str) -> tuple[Any, str]:
     params.sampling.seed = DEFAULT_SEED
     params.verbosity = 0  # errors come back as ModelError; nothing on the terminal
     params.n_threads_http = 1
+    model.speculation.apply(params, model.n_threads)
     # The embedded server also listens for HTTP. It gets a Unix socket in a folder only
     # this user can enter, and a random API key: no port, no other user, no browser.
     socket_dir = tempfile.mkdtemp(prefix="harness-local-")
@@ -329,6 +352,12 @@ def _start(path: Path, model: LocalModel, spec: str) -> tuple[Any, str]:
         server = xllamacpp.Server(params)
     except Exception as exc:
         shutil.rmtree(socket_dir, ignore_errors=True)
+        if model.speculation.draft_path is not None:
+            raise ModelConfigError(
+                f"{spec}: {ENGINE} cannot load {path} with the draft model {model.speculation.draft_name} "
+                f"({exc}); a draft model must share the model's vocabulary (a smaller model of its family): "
+                f"choose another with --speculative, or an n-gram drafter (--speculative ngram-mod)"
+            ) from None
         raise ModelConfigError(
             f"{spec}: {ENGINE} cannot load {path} ({exc}); is it a complete GGUF file of a "
             f"model architecture llama.cpp knows, and does n_ctx={model.n_ctx} x "

@@ -360,6 +360,7 @@ class TextToolModel(WrappedModel):
             stop_reason="tool_use" if parsed.calls and reply.stop_reason == "end_turn" else reply.stop_reason,
             temperature_ignored=reply.temperature_ignored, tool_calls=parsed.calls,
             tool_parse_error=parsed.error, retries=reply.retries,
+            draft_tokens=reply.draft_tokens, draft_accepted=reply.draft_accepted,
         )
 
 

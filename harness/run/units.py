@@ -101,6 +101,7 @@ def model_settings(config: "RunConfig", **extra: Any) -> ModelSettings:
         prices=run_prices(config.prices, config.price_table, config.price),
         cache_dir=config.cache_dir if config.cache else None,
         local_slots=config.local_slots or 1,
+        speculative=config.speculative,
         tool_protocol=config.tool_protocol,
         stream=config.stream,
         **extra,

@@ -44,6 +44,10 @@ class ModelCall(_Event, tag="model_call"):
     turn: int | None = None  # an agent's turn number
     retries: list[dict[str, Any]] = []  # {"status", "waited_s"} per retry the backend made
     error: str | None = None  # the call failed after the backend's retries
+    # Speculative decoding (the local engine): tokens drafted for this answer and how many
+    # the model accepted; None where no drafter ran (or the answer came from the cache).
+    draft_tokens: int | None = None
+    draft_accepted: int | None = None
 
 
 class TestsWritten(_Event, tag="tests_written"):

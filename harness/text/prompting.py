@@ -111,6 +111,18 @@ def split_reference(name: str) -> tuple[str, str | None]:
     template, _, block = name.partition(":")
     return template, block or None
 
+# The workspace tools' templates (harness/agent/workspace_tools.py): their variables.
+_CUT = {"head": "tests/test_core.py::test_add FAILED", "cut": 120, "tail": "1 failed, 4 passed"}
+VARIABLES.update({
+    "workspace_tool_bash": {"timeout_s": 60, "output_chars": 8000},
+    "workspace_tool_editor": {},
+    "workspace_tool_submit": {},
+    "workspace_tool_error": {"problem": "does_not_parse", "detail": "line 3: invalid syntax", "path": "pkg/core.py"},
+    "workspace_result_bash": {"timed_out": False, "exit_code": 1, "seconds": 0.4, "timeout_s": 60, "output": _CUT},
+    "workspace_result_editor": {"command": "view", "path": "pkg/core.py", "directory": False, "shown": _CUT},
+    "workspace_result_submit": {"files": ["pkg/core.py"], "excluded": ["tests/test_mine.py"], "problems": []},
+})
+
 
 class PromptSetError(ValueError):
     """An override folder is wrong; the message names the file."""

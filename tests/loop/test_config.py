@@ -74,7 +74,7 @@ def _every_field_changed() -> RunConfig:
         report=False, resample_temperature=0.3, prompts=Path("my-prompts"), executor="ray",
         ray_address="ray://127.0.0.1:10001", allow_process_sandbox_with_api=True,
         recall_from="results/earlier-run", recall_k=5, recall_scope="other_task_sets", recall_max_chars=200,
-        local_slots=1, reproducible=True, strategy_options={"reflexion": {"window": 2}}, io_compare="source",
+        local_slots=1, reproducible=True, speculative="off", strategy_options={"reflexion": {"window": 2}}, io_compare="source",
         tool_protocol="text", stream=True,
         price_table=Path("prices.toml"), price="1/2", check_tasks=True, max_calls=50, max_cost=1.5,
     )

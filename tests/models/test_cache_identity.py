@@ -101,9 +101,24 @@ def test_local_identity_is_the_file_digest_and_the_engine_version(tmp_path: Path
     # The fake's chat template renders no tools: the text protocol wraps the cache.
     assert isinstance(model, TextToolModel) and isinstance(model.inner, CachedModel)
     version = local_backend.engine_version()
-    assert model.identity == f"local:sha256:{file_sha256(gguf)}:xllamacpp-{version}"
+    # the default drafter (harness/models/speculative.py) is part of what decides answers
+    assert model.identity == f"local:sha256:{file_sha256(gguf)}:xllamacpp-{version}:speculative-ngram-mod"
     assert "m.gguf" not in model.identity  # the path is not what answers
     assert model.describe()["identity"] == model.identity  # what run.json records
+    plain = open_model(f"local:{gguf}", ModelSettings(cache_dir=tmp_path / "c", speculative="off"))
+    assert plain.identity == f"local:sha256:{file_sha256(gguf)}:xllamacpp-{version}"
+
+
+def test_plain_and_speculative_answers_are_cached_apart(tmp_path: Path, fake_llama):
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"weights-A")
+    cache = tmp_path / "c"
+    assert not open_model(f"local:{gguf}", ModelSettings(cache_dir=cache, speculative="off")).complete(ASK).cached
+    # a drafter can change an answer (at a near-tie): never served plain decoding's
+    assert not open_model(f"local:{gguf}", ModelSettings(cache_dir=cache)).complete(ASK).cached
+    assert not open_model(f"local:{gguf}", ModelSettings(cache_dir=cache, speculative="ngram-simple")).complete(ASK).cached
+    assert open_model(f"local:{gguf}", ModelSettings(cache_dir=cache, speculative="ngram-mod")).complete(ASK).cached
+    assert open_model(f"local:{gguf}", ModelSettings(cache_dir=cache, speculative="off")).complete(ASK).cached
 
 
 def test_batch_dependent_answers_are_cached_apart_from_one_slot_answers(tmp_path: Path, fake_llama):
@@ -111,7 +126,7 @@ def test_batch_dependent_answers_are_cached_apart_from_one_slot_answers(tmp_path
     gguf.write_bytes(b"weights-A")
     cache = tmp_path / "c"
     batched = open_model(f"local:{gguf}", ModelSettings(cache_dir=cache, local_slots=4))
-    assert batched.identity.endswith(":batched") and batched.describe()["batch_dependent"]
+    assert ":batched" in batched.identity and batched.describe()["batch_dependent"]
     assert not batched.complete(ASK).cached
     assert open_model(f"local:{gguf}", ModelSettings(cache_dir=cache, local_slots=2)).complete(ASK).cached
     # a one-slot (reproducible) run is never served an answer generated beside others

@@ -45,10 +45,11 @@ def gguf() -> Path:
 
 @pytest.fixture(scope="module")
 def model(gguf: Path):
-    """One slot: the reproducible configuration."""
+    """One slot and no drafter: the reproducible configuration (tests/models/test_speculative.py
+    tests the drafters)."""
     # The backend itself (open_model would put SmolLM2, which has no native tool calls,
     # behind the text protocol): these tests reach into the engine.
-    opened = LocalModel.open(str(gguf), ModelSettings(n_ctx=1024))
+    opened = LocalModel.open(str(gguf), ModelSettings(n_ctx=1024, speculative="off"))
     yield opened
     opened.close()
 
@@ -91,8 +92,10 @@ def test_describes_engine_slots_and_batch_dependence(model, batched, gguf: Path)
     assert one["identity"] == f"local:sha256:{one['file_sha256']}:xllamacpp-{engine_version()}"
     two = batched.describe()
     assert (two["slots"], two["batch_dependent"], two["spec"]) == (2, True, f"local:{TEST_MODEL}")
-    # Batch-dependent answers are cached apart from the reproducible ones.
+    # Batch-dependent answers are cached apart from the reproducible ones; `auto` drafts
+    # at one slot only (tests/models/test_speculative.py).
     assert two["identity"] == one["identity"] + ":batched"
+    assert two["speculative"]["setting"] == "auto" and not batched.speculation.on
     assert "1 slot(s)" in model.concurrency_note and "2 slot(s)" in batched.concurrency_note
     # Declared capabilities: the context it was opened with, prompt reuse only with slots.
     assert one["capabilities"] == {"tools": False, "seeds": True, "streaming": False, "prompt_cache": False,
@@ -107,7 +110,7 @@ def test_one_slot_greedy_answers_are_identical_whatever_ran_before(model, gguf: 
                    max_tokens=8)
     assert model.complete(ask, max_tokens=24).text == first.text
     # ... and in another copy of the engine (another run), called from many threads.
-    other = open_model(f"local:{gguf}", ModelSettings(n_ctx=1024))
+    other = open_model(f"local:{gguf}", ModelSettings(n_ctx=1024, speculative="off"))
     try:
         answers: list[str] = []
         threads = [threading.Thread(target=lambda: answers.append(other.complete(ask, max_tokens=24).text))
