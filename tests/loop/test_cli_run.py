@@ -104,6 +104,9 @@ def _summary_without_times(run_dir: Path) -> dict:
     summary.pop("timings", None)
     summary.pop("time")  # elapsed and summed times differ run to run
     summary.pop("session", None)
+    compute = summary.get("compute") or {}
+    for key in ("elapsed_s", "model_s", "tokens_per_s", "text"):  # the compute it took: times, run to run
+        compute.pop(key, None)
     summary["status"] = summary["status"]["state"]  # a resumed run says so, and how many sessions
     summary["caveats"] = [c for c in summary["caveats"] if c["key"] != "resumed"]
     for row in summary["resources"]:
