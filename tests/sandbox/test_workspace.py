@@ -171,7 +171,9 @@ def test_a_slow_command_is_stopped_at_its_limit(ws):
 
 
 def test_no_process_of_a_command_survives_it(ws):
-    marker = "4242.0424242"  # a sleep whose command line nothing else has
+    # a sleep whose command line nothing else has: not even this test on the other backend,
+    # whose container's processes the host sees too when the suite runs side by side
+    marker = f"4242.{os.getpid()}{len(ws.__class__.__name__)}"
     ws.run(f"sleep {marker} & (sleep {marker} &); setsid sleep {marker} & nohup sleep {marker} >/dev/null 2>&1 &"
            f" disown; echo left")
     assert alive(ws, marker) == []
@@ -183,7 +185,7 @@ def test_no_process_of_a_command_survives_it(ws):
 def test_a_command_that_kills_its_wrapper_leaves_nothing_running(ws):
     # Not the process backend's: its commands run as the harness's user and can kill
     # its launcher (the subreaper) and anything else of that user.
-    marker = "4343.0434343"
+    marker = f"4343.{os.getpid()}"
     result = ws.run(f"setsid sleep {marker} >/dev/null 2>&1 & kill -KILL $PPID; sleep 1")
     assert not result.timed_out
     assert alive(ws, marker) == []
